@@ -9,7 +9,7 @@ const moduleNameMapper = {
 // ts-jest in transpile-only mode: type errors are caught by `npm run typecheck`,
 // so the test run stays fast on a 2-core machine.
 const transform = {
-  '^.+\\.ts$': ['ts-jest', { isolatedModules: true, tsconfig: '<rootDir>/tsconfig.json' }],
+  '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.spec.json' }],
 };
 
 const common = { rootDir: __dirname, moduleNameMapper, transform, testEnvironment: 'node' as const };

@@ -1,0 +1,55 @@
+import { environmentSchema, type Environment } from './environment.schema';
+
+/** The validated, typed configuration every module reads (never `process.env` directly). */
+export interface AppConfig {
+  nodeEnv: Environment['NODE_ENV'];
+  port: number;
+  /** Without trailing slash. Defaults to http://localhost:PORT for local development. */
+  publicBaseUrl: string;
+  twilio: {
+    accountSid: string | undefined;
+    /** Undefined: every Twilio request is refused (signatures cannot be checked). */
+    authToken: string | undefined;
+  };
+  database: {
+    /** Undefined: embedded PGlite under `dataDir`. */
+    url: string | undefined;
+    dataDir: string;
+  };
+  adminApiKey: string | undefined;
+  logLevel: Environment['LOG_LEVEL'];
+  streamTokenTtlMs: number;
+  echoAgentNumber: string | undefined;
+}
+
+export class ConfigValidationError extends Error {
+  readonly retryable = false;
+  constructor(readonly problems: string[]) {
+    super(`Invalid environment configuration:\n${problems.map((problem) => `  - ${problem}`).join('\n')}`);
+    this.name = 'ConfigValidationError';
+  }
+}
+
+/**
+ * Validates the whole environment at once so an operator sees every bad variable in one message.
+ * Values are never echoed back: some of them are secrets.
+ */
+export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
+  const parsed = environmentSchema.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`);
+    throw new ConfigValidationError(problems);
+  }
+  const e = parsed.data;
+  return {
+    nodeEnv: e.NODE_ENV,
+    port: e.PORT,
+    publicBaseUrl: e.PUBLIC_BASE_URL ?? `http://localhost:${e.PORT}`,
+    twilio: { accountSid: e.TWILIO_ACCOUNT_SID, authToken: e.TWILIO_AUTH_TOKEN },
+    database: { url: e.DATABASE_URL, dataDir: e.DATA_DIR },
+    adminApiKey: e.ADMIN_API_KEY,
+    logLevel: e.LOG_LEVEL,
+    streamTokenTtlMs: e.STREAM_TOKEN_TTL_MS,
+    echoAgentNumber: e.ECHO_AGENT_NUMBER,
+  };
+}

@@ -1,0 +1,58 @@
+import { z } from 'zod';
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/** Empty strings in the environment mean "not set" (e.g. `DATABASE_URL=` in a .env file). */
+const optionalString = <T extends z.ZodType>(schema: T) =>
+  z.preprocess((value) => (value === '' ? undefined : value), schema.optional());
+
+const httpUrl = z
+  .string()
+  .refine((value) => /^https?:\/\/[^/\s]+/i.test(value) && URL.canParse(value), {
+    message: 'must be an absolute http(s) URL, e.g. https://voice.example.com',
+  })
+  .transform((value) => value.replace(/\/+$/, ''));
+
+const postgresUrl = z.string().refine((value) => /^postgres(ql)?:\/\/.+/i.test(value) && URL.canParse(value), {
+  message: 'must be a postgres:// or postgresql:// connection URL',
+});
+
+/**
+ * Every setting the server reads from the environment. Validated once at start-up; a bad value
+ * stops the process with one message that lists every problem (see loadAppConfig).
+ */
+export const environmentSchema = z
+  .object({
+    NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+    PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+    /** The base URL Twilio uses to reach us; signatures are computed over it, never over request headers. */
+    PUBLIC_BASE_URL: optionalString(httpUrl),
+    TWILIO_ACCOUNT_SID: optionalString(
+      z.string().regex(/^AC[0-9a-f]{32}$/i, { message: 'must look like AC followed by 32 hex characters' }),
+    ),
+    TWILIO_AUTH_TOKEN: optionalString(z.string().min(16, { message: 'must be at least 16 characters' })),
+    /** Unset: an embedded Postgres (PGlite) is served on loopback from DATA_DIR. */
+    DATABASE_URL: optionalString(postgresUrl),
+    DATA_DIR: z.string().min(1).default('./data'),
+    /** Bootstraps the first organization's admin key (stored hashed, never logged). */
+    ADMIN_API_KEY: optionalString(z.string().min(24, { message: 'must be at least 24 characters' })),
+    LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
+    /** How long the single-use media-stream token minted by the voice webhook stays valid. */
+    STREAM_TOKEN_TTL_MS: z.coerce.number().int().min(1000).max(600_000).default(60_000),
+    /** Optional seed: bind this E.164 number to a built-in "echo" agent at start-up. */
+    ECHO_AGENT_NUMBER: optionalString(
+      z.string().regex(/^\+[1-9]\d{6,14}$/, { message: 'must be an E.164 number such as +15551230000' }),
+    ),
+  })
+  .superRefine((env, ctx) => {
+    // In production, missing Twilio or admin settings would leave the server unusable or open:
+    // refuse to start rather than run half-configured.
+    if (env.NODE_ENV !== 'production') return;
+    for (const key of ['PUBLIC_BASE_URL', 'TWILIO_AUTH_TOKEN', 'ADMIN_API_KEY'] as const) {
+      if (env[key] === undefined) {
+        ctx.addIssue({ code: 'custom', path: [key], message: 'is required when NODE_ENV=production' });
+      }
+    }
+  });
+
+export type Environment = z.infer<typeof environmentSchema>;

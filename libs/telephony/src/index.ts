@@ -1,0 +1,29 @@
+export * from './telephony-error';
+export {
+  MAX_INBOUND_MESSAGE_CHARS,
+  inboundMessageSchemas,
+  parseInboundMessage,
+  type ConnectedMessage,
+  type DtmfMessage,
+  type InboundEvent,
+  type InboundMessage,
+  type InboundParseError,
+  type InboundParseErrorCode,
+  type InboundParseResult,
+  type MarkMessage,
+  type MediaFormat,
+  type MediaMessage,
+  type StartMessage,
+  type StopMessage,
+} from './messages/inbound-messages';
+export * from './messages/media-payload';
+export * from './messages/outbound-messages';
+export * from './session/media-stream-events';
+export { MediaStreamSession, type MediaStreamSessionOptions } from './session/media-stream-session';
+export { MULAW_SILENCE_BYTE, OutboundAudioFramer } from './session/outbound-audio-framer';
+export { OutstandingMarks, type ResolvedMark } from './session/outstanding-marks';
+export * from './twiml';
+export * from './public-urls';
+export * from './twilio-signature';
+export * from './stream-token';
+export * from './status-callback';
