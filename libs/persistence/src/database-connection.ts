@@ -1,0 +1,60 @@
+import { join } from 'node:path';
+import { Logger } from '@nestjs/common';
+import { EmbeddedPostgres, startEmbeddedPostgres } from './embedded-postgres';
+import { applyMigrations, redactConnectionStrings } from './migrations';
+
+export const DATABASE_CONNECTION = Symbol('DATABASE_CONNECTION');
+
+export interface DatabaseModuleOptions {
+  /** External PostgreSQL. When undefined, an embedded PGlite under `dataDir` is used. */
+  databaseUrl?: string;
+  /** Root data folder (DATA_DIR); the embedded database lives in `<dataDir>/pglite`. */
+  dataDir: string;
+  /** Apply committed migrations at boot (default true). Always true for the embedded database. */
+  migrate?: boolean;
+  /** Pool size for an external database (default 10). The embedded database always gets 1. */
+  poolMax?: number;
+}
+
+export interface DatabaseConnection {
+  connectionString: string;
+  poolMax: number;
+  /** How long a query may wait for a pooled connection (and for connecting) before failing. */
+  acquireTimeoutMs?: number;
+  /** Set when this process serves the database itself; stopped at application shutdown. */
+  embedded: EmbeddedPostgres | null;
+}
+
+const DEFAULT_EXTERNAL_POOL_MAX = 10;
+const EMBEDDED_ACQUIRE_TIMEOUT_MS = 30_000;
+
+/** Resolves where the app's database is, starting and migrating it as the options say. */
+export async function openDatabaseConnection(
+  options: DatabaseModuleOptions,
+  logger = new Logger('Database'),
+): Promise<DatabaseConnection> {
+  if (options.databaseUrl === undefined) {
+    const embedded = await startEmbeddedPostgres({ dataDir: join(options.dataDir, 'pglite') });
+    logger.log(`Embedded PostgreSQL (PGlite) on 127.0.0.1:${embedded.port}, data in ${embedded.dataDir}`);
+    try {
+      const { durationMs } = await applyMigrations(embedded.connectionString);
+      logger.log(`Migrations applied in ${durationMs} ms`);
+    } catch (error) {
+      await embedded.stop();
+      throw error;
+    }
+    // One connection: see embedded-postgres.ts for why PGlite must not get concurrent sessions.
+    // Every query queues for it, so a burst must be allowed to wait longer than usual.
+    return { connectionString: embedded.connectionString, poolMax: 1, acquireTimeoutMs: EMBEDDED_ACQUIRE_TIMEOUT_MS, embedded };
+  }
+
+  if (options.migrate ?? true) {
+    const { durationMs } = await applyMigrations(options.databaseUrl);
+    logger.log(`Migrations applied to ${redactConnectionStrings(options.databaseUrl)} in ${durationMs} ms`);
+  }
+  return {
+    connectionString: options.databaseUrl,
+    poolMax: options.poolMax ?? DEFAULT_EXTERNAL_POOL_MAX,
+    embedded: null,
+  };
+}

@@ -1,0 +1,60 @@
+import { DynamicModule, Inject, Injectable, Module, OnApplicationShutdown } from '@nestjs/common';
+import {
+  DATABASE_CONNECTION,
+  DatabaseConnection,
+  DatabaseModuleOptions,
+  openDatabaseConnection,
+} from './database-connection';
+import { DatabaseHealth } from './database-health';
+import { PrismaService } from './prisma.service';
+import { AgentRepository } from './repositories/agent.repository';
+import { ApiKeyRepository } from './repositories/api-key.repository';
+import { CallEventRepository } from './repositories/call-event.repository';
+import { CallRepository } from './repositories/call.repository';
+import { OrganizationRepository } from './repositories/organization.repository';
+import { PhoneNumberRepository } from './repositories/phone-number.repository';
+
+/**
+ * Stops the embedded database after everything else has shut down: Nest runs every
+ * onModuleDestroy (PrismaService disconnects there) before any onApplicationShutdown.
+ */
+@Injectable()
+class EmbeddedDatabaseShutdown implements OnApplicationShutdown {
+  constructor(@Inject(DATABASE_CONNECTION) private readonly connection: DatabaseConnection) {}
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.connection.embedded?.stop();
+  }
+}
+
+const REPOSITORIES = [
+  OrganizationRepository,
+  ApiKeyRepository,
+  AgentRepository,
+  PhoneNumberRepository,
+  CallRepository,
+  CallEventRepository,
+];
+
+@Module({})
+export class DatabaseModule {
+  /**
+   * Global database module. Without `databaseUrl` it serves an embedded PGlite from
+   * `<dataDir>/pglite` and migrates it; with one it migrates unless `migrate: false`.
+   * App startup fails with a PersistenceError when the database cannot be opened.
+   */
+  static forRoot(options: DatabaseModuleOptions): DynamicModule {
+    return {
+      module: DatabaseModule,
+      global: true,
+      providers: [
+        { provide: DATABASE_CONNECTION, useFactory: () => openDatabaseConnection(options) },
+        EmbeddedDatabaseShutdown,
+        PrismaService,
+        DatabaseHealth,
+        ...REPOSITORIES,
+      ],
+      exports: [DATABASE_CONNECTION, PrismaService, DatabaseHealth, ...REPOSITORIES],
+    };
+  }
+}

@@ -1,0 +1,54 @@
+export { DatabaseModule } from './database.module';
+export { DATABASE_CONNECTION, openDatabaseConnection } from './database-connection';
+export type { DatabaseConnection, DatabaseModuleOptions } from './database-connection';
+export { PrismaService } from './prisma.service';
+export { DatabaseHealth } from './database-health';
+export { startEmbeddedPostgres, EMBEDDED_DEFAULT_MAX_CONNECTIONS } from './embedded-postgres';
+export type { EmbeddedPostgres, EmbeddedPostgresOptions } from './embedded-postgres';
+export { applyMigrations, findProjectRoot, redactConnectionStrings } from './migrations';
+export type { ApplyMigrationsOptions, MigrationResult } from './migrations';
+export { PersistenceError, invalidInput } from './persistence.errors';
+export type { PersistenceErrorCode } from './persistence.errors';
+export { isRetryableDatabaseError, isUniqueViolation } from './database-errors';
+export { hashSecret, apiKeyDisplayPrefix, API_KEY_DISPLAY_PREFIX_LENGTH } from './secret-hash';
+export { isUuid } from './uuid';
+
+export { OrganizationRepository } from './repositories/organization.repository';
+export type { OrganizationRecord } from './repositories/organization.repository';
+export { ApiKeyRepository, BOOTSTRAP_API_KEY_NAME, ADMIN_SCOPE } from './repositories/api-key.repository';
+export type { ActiveApiKey, BootstrapKeyResult } from './repositories/api-key.repository';
+export { AgentRepository, AGENT_ENGINES, isAgentEngine } from './repositories/agent.repository';
+export type { AgentEngine, AgentRecord, AgentConfigSnapshot, CreateAgentInput } from './repositories/agent.repository';
+export { PhoneNumberRepository, isE164 } from './repositories/phone-number.repository';
+export type { CallRoute, PhoneNumberRecord, UpsertPhoneNumberInput } from './repositories/phone-number.repository';
+export { CallRepository, CALL_LIST_MAX_LIMIT } from './repositories/call.repository';
+export type {
+  CreateInboundCallInput,
+  CreateRejectedCallInput,
+  ListCallsInput,
+  StatusCallbackInput,
+  StreamCallContext,
+  StreamClaim,
+  StreamTokenOutcome,
+  TwilioCallIdentity,
+} from './repositories/call.repository';
+export { CallEventRepository, CALL_EVENT_MAX_BATCH } from './repositories/call-event.repository';
+export type { CallEventInput } from './repositories/call-event.repository';
+export type {
+  CallDetail,
+  CallDirection,
+  CallEventRecord,
+  CallPage,
+  CallRecord,
+  StatusTimelineEntry,
+} from './repositories/call-records';
+export { encodeCallCursor, decodeCallCursor } from './repositories/call-cursor';
+export type { CallCursor } from './repositories/call-cursor';
+export {
+  TWILIO_CALL_STATUSES,
+  TERMINAL_CALL_STATUSES,
+  isTerminalCallStatus,
+  isTwilioCallStatus,
+} from './repositories/call-status';
+export type { TwilioCallStatus } from './repositories/call-status';
+export type { InputJsonValue, JsonValue } from './repositories/json';

@@ -1,0 +1,45 @@
+import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
+import { PrismaPg } from '@prisma/adapter-pg';
+import { PrismaClient } from './generated/prisma/client';
+import { DATABASE_CONNECTION, DatabaseConnection } from './database-connection';
+
+const DEFAULT_ACQUIRE_TIMEOUT_MS = 5_000;
+// Prisma's defaults (2 s to start, 5 s to finish) are tight for a pool of one on the
+// embedded database, where a transaction queues behind every other query.
+const TRANSACTION_OPTIONS = { maxWait: 10_000, timeout: 15_000 };
+
+/**
+ * The one PrismaClient of the process, running queries through node-postgres
+ * (@prisma/adapter-pg) with Prisma's TypeScript query compiler: no Rust engine binary.
+ * Only repositories use it; services depend on repositories.
+ */
+@Injectable()
+export class PrismaService extends PrismaClient implements OnModuleDestroy {
+  constructor(
+    @Inject(DATABASE_CONNECTION)
+    connection: Pick<DatabaseConnection, 'connectionString' | 'poolMax' | 'acquireTimeoutMs'>,
+  ) {
+    const logger = new Logger('PrismaService');
+    super({
+      transactionOptions: TRANSACTION_OPTIONS,
+      adapter: new PrismaPg(
+        {
+          connectionString: connection.connectionString,
+          max: connection.poolMax,
+          // node-postgres applies this both to opening a connection and to waiting for a free one.
+          connectionTimeoutMillis: connection.acquireTimeoutMs ?? DEFAULT_ACQUIRE_TIMEOUT_MS,
+        },
+        {
+          // Without a listener an idle client's error (server restart, network drop) would be
+          // an unhandled 'error' event and crash the process; the pool replaces the client.
+          onPoolError: (error) => logger.warn(`Idle database connection failed: ${error.message}`),
+          onConnectionError: (error) => logger.warn(`Database connection failed: ${error.message}`),
+        },
+      ),
+    });
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.$disconnect();
+  }
+}

@@ -1,0 +1,79 @@
+import type { Call, CallEvent } from '../generated/prisma/client';
+import type { JsonValue } from './json';
+
+export type CallDirection = 'inbound' | 'outbound';
+
+/** One status callback as received; `at` is ISO 8601. */
+export interface StatusTimelineEntry {
+  status: string;
+  at: string;
+  sequenceNumber: number | null;
+}
+
+/** A call as the rest of the app sees it: the stream-token columns never leave the repository. */
+export interface CallRecord {
+  id: string;
+  organizationId: string | null;
+  twilioCallSid: string;
+  twilioStreamSid: string | null;
+  twilioAccountSid: string;
+  direction: CallDirection;
+  fromNumber: string;
+  toNumber: string;
+  agentId: string | null;
+  agentConfigVersion: number | null;
+  status: string;
+  lastStatusSequence: number | null;
+  /** Every status seen, stale ones included, sorted by sequenceNumber (entries without one, like
+   *  the incoming-call webhook's, first) then time. */
+  statusTimeline: StatusTimelineEntry[];
+  createdAt: Date;
+  startedAt: Date;
+  answeredAt: Date | null;
+  endedAt: Date | null;
+  durationSeconds: number | null;
+  billedMinutes: number | null;
+  streamStartedAt: Date | null;
+  streamEndedAt: Date | null;
+  endReason: string | null;
+  updatedAt: Date;
+}
+
+export interface CallEventRecord {
+  /** bigserial, as a string: JSON has no 64-bit integers. */
+  id: string;
+  callId: string;
+  at: Date;
+  /** Milliseconds since the call's startedAt. */
+  offsetMs: number | null;
+  type: string;
+  payload: JsonValue;
+}
+
+export interface CallDetail extends CallRecord {
+  /** Ordered by time, then insertion. */
+  events: CallEventRecord[];
+}
+
+export interface CallPage {
+  items: CallRecord[];
+  /** Pass back as `cursor` for the next page; null on the last page. */
+  nextCursor: string | null;
+}
+
+/** Prisma `omit` that keeps the one-time stream token out of every read. */
+export const OMIT_STREAM_TOKEN = { streamTokenHash: true, streamTokenExpiresAt: true, streamTokenUsedAt: true } as const;
+
+type CallRow = Omit<Call, keyof typeof OMIT_STREAM_TOKEN>;
+
+export function toCallRecord(row: CallRow): CallRecord {
+  return {
+    ...row,
+    direction: row.direction as CallDirection,
+    statusTimeline: Array.isArray(row.statusTimeline) ? (row.statusTimeline as unknown as StatusTimelineEntry[]) : [],
+  };
+}
+
+export function toCallEventRecord(row: CallEvent): CallEventRecord {
+  return { ...row, id: row.id.toString() };
+}

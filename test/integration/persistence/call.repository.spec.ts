@@ -1,0 +1,165 @@
+import { hashSecret } from '../../../libs/persistence/src/secret-hash';
+import { createRepositories, createTestPrisma, TEST_ACCOUNT_SID, uniqueCallSid, uniqueE164 } from '../../support/database';
+import type { StreamClaim } from '../../../libs/persistence/src/repositories/call.repository';
+import { createInboundCall } from './call-fixtures';
+
+/** The outcome alone: what the token checks are about. */
+async function outcomeOf(claim: Promise<StreamClaim>): Promise<StreamClaim['outcome']> {
+  return (await claim).outcome;
+}
+
+describe('CallRepository: creation, stream token, stream marks, finalise', () => {
+  const prisma = createTestPrisma(10);
+  const repos = createRepositories(prisma);
+
+  afterAll(() => prisma.$disconnect());
+
+  it('createInbound() stores the call and never returns the stream token hash', async () => {
+    const at = new Date('2030-05-01T10:00:00.123Z');
+    const { callId, input } = await createInboundCall(repos, { at });
+    const call = await repos.calls.findById(callId);
+    expect(call).toMatchObject({
+      organizationId: input.organizationId,
+      twilioCallSid: input.twilioCallSid,
+      twilioAccountSid: TEST_ACCOUNT_SID,
+      direction: 'inbound',
+      fromNumber: input.fromNumber,
+      toNumber: input.toNumber,
+      agentId: input.agentId,
+      agentConfigVersion: 1,
+      status: 'ringing',
+      startedAt: at,
+      endedAt: null,
+      endReason: null,
+      statusTimeline: [{ status: 'ringing', at: at.toISOString(), sequenceNumber: null }],
+    });
+    expect(call).not.toHaveProperty('streamTokenHash');
+    expect(JSON.stringify(call)).not.toContain(input.streamTokenHash);
+  });
+
+  it('createInbound() with a CallSid already recorded is a conflict and changes nothing', async () => {
+    const { callSid, organizationId, agentId } = await createInboundCall(repos);
+    const duplicate = createInboundCall(repos, { twilioCallSid: callSid, organizationId });
+    await expect(duplicate).rejects.toMatchObject({ code: 'conflict', retryable: false });
+    const rows = await prisma.call.findMany({ where: { twilioCallSid: callSid } });
+    expect(rows).toHaveLength(1);
+    expect(rows[0]?.agentId).toBe(agentId);
+  });
+
+  it('createRejected() stores an unknown-number call with no organization, already finalised', async () => {
+    const at = new Date('2030-05-01T11:00:00.000Z');
+    const call = await repos.calls.createRejected({
+      twilioCallSid: uniqueCallSid(),
+      twilioAccountSid: TEST_ACCOUNT_SID,
+      fromNumber: uniqueE164(),
+      toNumber: uniqueE164(),
+      status: 'ringing',
+      endReason: 'unknown_number',
+      at,
+    });
+    expect(call).toMatchObject({ organizationId: null, agentId: null, endReason: 'unknown_number', endedAt: at, startedAt: at });
+    // The first end reason wins: a later finalise cannot relabel it.
+    await expect(repos.calls.finalise(call.id, { endReason: 'caller_hangup', endedAt: new Date() })).resolves.toBe(false);
+    await expect(repos.calls.findById(call.id)).resolves.toMatchObject({ endReason: 'unknown_number', endedAt: at });
+  });
+
+  it('create* reject bad input with invalid_input', async () => {
+    const base = { twilioAccountSid: TEST_ACCOUNT_SID, fromNumber: '+15550001', toNumber: '+15550002', endReason: 'x' };
+    await expect(repos.calls.createRejected({ ...base, twilioCallSid: ' ', status: 'ringing' })).rejects.toMatchObject({
+      code: 'invalid_input',
+    });
+    await expect(repos.calls.createRejected({ ...base, twilioCallSid: uniqueCallSid(), status: 'dancing' })).rejects.toMatchObject({
+      code: 'invalid_input',
+    });
+  });
+
+  describe('claimMediaStream()', () => {
+    it('accepts the right token once, then reports reuse', async () => {
+      const { callId, rawToken } = await createInboundCall(repos);
+      const tokenHash = hashSecret(rawToken);
+      await expect(outcomeOf(repos.calls.claimMediaStream({ callId, tokenHash, now: new Date(), streamSid: 'MZ1' }))).resolves.toBe('ok');
+      await expect(outcomeOf(repos.calls.claimMediaStream({ callId, tokenHash, now: new Date(), streamSid: 'MZ1' }))).resolves.toBe('reused');
+    });
+
+    it('classifies wrong, expired and missing tokens without spending the real one', async () => {
+      const { callId, rawToken, input } = await createInboundCall(repos);
+      const tokenHash = hashSecret(rawToken);
+      await expect(outcomeOf(repos.calls.claimMediaStream({ callId, tokenHash: hashSecret('guess'), now: new Date(), streamSid: 'MZ1' }))).resolves.toBe(
+        'mismatch',
+      );
+      const afterExpiry = new Date(input.streamTokenExpiresAt.getTime() + 1);
+      await expect(outcomeOf(repos.calls.claimMediaStream({ callId, tokenHash, now: afterExpiry, streamSid: 'MZ1' }))).resolves.toBe('expired');
+      // Exactly at the expiry instant the token is already dead (expires_at > now is required).
+      await expect(outcomeOf(repos.calls.claimMediaStream({ callId, tokenHash, now: input.streamTokenExpiresAt, streamSid: 'MZ1' }))).resolves.toBe('expired');
+      await expect(
+        outcomeOf(repos.calls.claimMediaStream({ callId: '00000000-0000-4000-8000-000000000000', tokenHash, now: new Date(), streamSid: 'MZ1' })),
+      ).resolves.toBe('missing');
+      await expect(outcomeOf(repos.calls.claimMediaStream({ callId: 'nonsense', tokenHash, now: new Date(), streamSid: 'MZ1' }))).resolves.toBe('missing');
+      // None of the refusals spent it.
+      await expect(outcomeOf(repos.calls.claimMediaStream({ callId, tokenHash, now: new Date(), streamSid: 'MZ1' }))).resolves.toBe('ok');
+    });
+
+    it('a call created without a token (rejected call) reports missing', async () => {
+      const call = await repos.calls.createRejected({
+        twilioCallSid: uniqueCallSid(),
+        twilioAccountSid: TEST_ACCOUNT_SID,
+        fromNumber: uniqueE164(),
+        toNumber: uniqueE164(),
+        status: 'ringing',
+        endReason: 'unknown_number',
+      });
+      await expect(outcomeOf(repos.calls.claimMediaStream({ callId: call.id, tokenHash: hashSecret('x'), now: new Date(), streamSid: 'MZ1' }))).resolves.toBe(
+        'missing',
+      );
+    });
+
+    it('of N concurrent sockets presenting the same token exactly one wins', async () => {
+      const { callId, rawToken } = await createInboundCall(repos);
+      const tokenHash = hashSecret(rawToken);
+      const attempts = 12;
+      const outcomes = await Promise.all(
+        Array.from({ length: attempts }, () => outcomeOf(repos.calls.claimMediaStream({ callId, tokenHash, now: new Date(), streamSid: 'MZ1' }))),
+      );
+      expect(outcomes.filter((o) => o === 'ok')).toHaveLength(1);
+      expect(outcomes.filter((o) => o === 'reused')).toHaveLength(attempts - 1);
+    });
+  });
+
+  it('claimMediaStream() records the first start and returns the agent context the call was answered with', async () => {
+    const { callId, organizationId, agentId, rawToken } = await createInboundCall(repos);
+    // The agent's config moves on after the call was answered: the call keeps version 1.
+    await repos.agents.updateConfig(organizationId, agentId, { greeting: 'v2' });
+    const at = new Date();
+    const claim = await repos.calls.claimMediaStream({ callId, tokenHash: hashSecret(rawToken), streamSid: 'MZ1', now: at });
+    expect(claim).toEqual({
+      outcome: 'ok',
+      context: { callId, organizationId, agentId, agentEngine: 'echo', agentConfigVersion: 1, agentConfig: { greeting: 'hi' } },
+    });
+    await expect(repos.calls.findById(callId)).resolves.toMatchObject({ twilioStreamSid: 'MZ1', streamStartedAt: at });
+  });
+
+  it('markStreamEnded() keeps the first end', async () => {
+    const { callId } = await createInboundCall(repos);
+    const first = new Date('2030-05-01T10:05:00.000Z');
+    await expect(repos.calls.markStreamEnded(callId, first)).resolves.toBe(true);
+    await expect(repos.calls.markStreamEnded(callId, new Date('2030-05-01T10:06:00.000Z'))).resolves.toBe(false);
+    await expect(repos.calls.findById(callId)).resolves.toMatchObject({ streamEndedAt: first });
+  });
+
+  it('finalise() is idempotent: the first end reason wins, concurrent callers included', async () => {
+    const { callId } = await createInboundCall(repos);
+    const endedAt = new Date('2030-05-01T10:10:00.000Z');
+    const reasons = ['caller_hangup', 'agent_hangup', 'stream_stopped', 'error'];
+    const applied = await Promise.all(
+      reasons.map((endReason, i) => repos.calls.finalise(callId, { endReason, endedAt: new Date(endedAt.getTime() + i * 1000) })),
+    );
+    expect(applied.filter(Boolean)).toHaveLength(1);
+    const winner = reasons[applied.indexOf(true)];
+    const call = await repos.calls.findById(callId);
+    expect(call?.endReason).toBe(winner);
+    await expect(repos.calls.finalise(callId, { endReason: 'late', endedAt: new Date() })).resolves.toBe(false);
+    expect((await repos.calls.findById(callId))?.endReason).toBe(winner);
+    await expect(repos.calls.finalise(callId, { endReason: ' ', endedAt })).rejects.toMatchObject({ code: 'invalid_input' });
+    await expect(repos.calls.finalise('nope', { endReason: 'x', endedAt })).resolves.toBe(false);
+  });
+});

@@ -1,0 +1,118 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from 'pg';
+import { startEmbeddedPostgres } from '../../libs/persistence/src/embedded-postgres';
+import { PrismaService } from '../../libs/persistence/src/prisma.service';
+import { AgentRepository } from '../../libs/persistence/src/repositories/agent.repository';
+import { ApiKeyRepository } from '../../libs/persistence/src/repositories/api-key.repository';
+import { CallEventRepository } from '../../libs/persistence/src/repositories/call-event.repository';
+import { CallRepository } from '../../libs/persistence/src/repositories/call.repository';
+import {
+  OrganizationRecord,
+  OrganizationRepository,
+} from '../../libs/persistence/src/repositories/organization.repository';
+import { PhoneNumberRepository } from '../../libs/persistence/src/repositories/phone-number.repository';
+import { TEST_DB_MODE_ENV, TEST_SERVER_URL_ENV, withDatabase } from './test-database-state';
+
+/*
+ * Database access for integration and e2e tests. All tests of a run share one database
+ * (created by global-setup), so a test must only look at rows it created: start each test
+ * with createTestOrganization() and use the unique* helpers for globally unique values.
+ */
+
+export function testDatabaseUrl(): string {
+  const url = process.env['DATABASE_URL'];
+  if (!url) {
+    throw new Error('DATABASE_URL is not set: run through jest (integration/e2e projects run test/support/global-setup.ts)');
+  }
+  return url;
+}
+
+export function isEmbeddedTestDatabase(): boolean {
+  return process.env[TEST_DB_MODE_ENV] === 'embedded';
+}
+
+/** A PrismaService on the run's database; call `$disconnect()` in afterAll. */
+export function createTestPrisma(poolMax = 5, connectionString = testDatabaseUrl()): PrismaService {
+  return new PrismaService({ connectionString, poolMax });
+}
+
+export interface TestRepositories {
+  organizations: OrganizationRepository;
+  apiKeys: ApiKeyRepository;
+  agents: AgentRepository;
+  phoneNumbers: PhoneNumberRepository;
+  calls: CallRepository;
+  callEvents: CallEventRepository;
+}
+
+export function createRepositories(prisma: PrismaService): TestRepositories {
+  return {
+    organizations: new OrganizationRepository(prisma),
+    apiKeys: new ApiKeyRepository(prisma),
+    agents: new AgentRepository(prisma),
+    phoneNumbers: new PhoneNumberRepository(prisma),
+    calls: new CallRepository(prisma),
+    callEvents: new CallEventRepository(prisma),
+  };
+}
+
+/** A new organization no other test sees. */
+export function createTestOrganization(repositories: Pick<TestRepositories, 'organizations'>, label = 'test'): Promise<OrganizationRecord> {
+  return repositories.organizations.ensure(`${label}-${randomUUID()}`);
+}
+
+/** A syntactically valid E.164 number unlikely to collide across tests (+1999 + 10 random digits). */
+export function uniqueE164(): string {
+  const digits = Array.from(randomBytes(10), (byte) => String(byte % 10)).join('');
+  return `+1999${digits}`;
+}
+
+/** A Twilio-shaped CallSid ('CA' + 32 hex). */
+export function uniqueCallSid(): string {
+  return `CA${randomBytes(16).toString('hex')}`;
+}
+
+export const TEST_ACCOUNT_SID = `AC${'0'.repeat(32)}`;
+
+export interface ScratchDatabase {
+  url: string;
+  drop(): Promise<void>;
+}
+
+/**
+ * An EMPTY database of its own, for tests about migrations themselves: a new database on the
+ * test server, or a new PGlite in a temp folder when the run fell back to embedded mode.
+ */
+export async function createScratchDatabase(label: string): Promise<ScratchDatabase> {
+  const serverUrl = process.env[TEST_SERVER_URL_ENV];
+  if (isEmbeddedTestDatabase() || !serverUrl) {
+    const dataDir = mkdtempSync(join(tmpdir(), `switchboard-${label}-`));
+    const embedded = await startEmbeddedPostgres({ dataDir });
+    return {
+      url: embedded.connectionString,
+      drop: async () => {
+        await embedded.stop();
+        rmSync(dataDir, { recursive: true, force: true });
+      },
+    };
+  }
+  const name = `switchboard_test_${label}_${Date.now()}_${process.pid}`;
+  await onServer(serverUrl, `CREATE DATABASE "${name}"`);
+  return {
+    url: withDatabase(serverUrl, name),
+    drop: () => onServer(serverUrl, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`),
+  };
+}
+
+async function onServer(serverUrl: string, sql: string): Promise<void> {
+  const client = new Client({ connectionString: serverUrl });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}

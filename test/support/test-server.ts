@@ -1,0 +1,85 @@
+import { randomBytes } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { loadAppConfig } from '@switchboard/config';
+import { placeCall, type CallResult, type PlaceCallOptions } from '@switchboard/testing';
+import { createServerApp } from '../../apps/server/src/server-app';
+import { testDatabaseUrl, uniqueE164 } from './database';
+
+/**
+ * The real server, booted in-process exactly as main.ts does (same module graph, adapters,
+ * parsers), on a free port, against the run's test database.
+ */
+export interface TestServer {
+  app: NestExpressApplication;
+  /** Where the server really listens, e.g. http://127.0.0.1:41234. */
+  serverUrl: string;
+  /** What Twilio is configured with (signatures cover it); deliberately not the local address. */
+  publicBaseUrl: string;
+  authToken: string;
+  accountSid: string;
+  adminApiKey: string;
+  /** Bound to the built-in echo agent at start-up. */
+  echoNumber: string;
+  /** Calls `echoNumber` with the simulated Twilio caller. */
+  callEcho(options: Omit<PlaceCallOptions, 'serverUrl' | 'publicBaseUrl' | 'authToken' | 'accountSid' | 'to' | 'from'> & { from?: string }): Promise<CallResult>;
+  /** GET a /v1 route with the admin key. */
+  api(path: string, init?: { apiKey?: string | null }): Promise<{ status: number; body: any }>;
+  close(): Promise<void>;
+}
+
+export async function startTestServer(env: Record<string, string | undefined> = {}): Promise<TestServer> {
+  const publicBaseUrl = 'https://switchboard.test';
+  const authToken = randomBytes(16).toString('hex');
+  const accountSid = `AC${randomBytes(16).toString('hex')}`;
+  const adminApiKey = `sk_test_${randomBytes(24).toString('hex')}`;
+  const echoNumber = uniqueE164();
+  const config = loadAppConfig({
+    NODE_ENV: 'test',
+    PORT: '0',
+    PUBLIC_BASE_URL: publicBaseUrl,
+    TWILIO_ACCOUNT_SID: accountSid,
+    TWILIO_AUTH_TOKEN: authToken,
+    DATABASE_URL: testDatabaseUrl(),
+    ADMIN_API_KEY: adminApiKey,
+    ECHO_AGENT_NUMBER: echoNumber,
+    LOG_LEVEL: process.env['TEST_LOG_LEVEL'] ?? 'silent',
+    ...env,
+  });
+  const app = await createServerApp(config);
+  await app.listen(0, '127.0.0.1');
+  const { port } = app.getHttpServer().address() as AddressInfo;
+  const serverUrl = `http://127.0.0.1:${port}`;
+
+  return {
+    app,
+    serverUrl,
+    publicBaseUrl,
+    authToken,
+    accountSid,
+    adminApiKey,
+    echoNumber,
+    callEcho: (options) =>
+      placeCall({ from: '+15550001111', ...options, serverUrl, publicBaseUrl, authToken, accountSid, to: echoNumber }),
+    api: async (path, init = {}) => {
+      const apiKey = init.apiKey === undefined ? adminApiKey : init.apiKey;
+      const response = await fetch(`${serverUrl}${path}`, {
+        headers: apiKey === null ? {} : { authorization: `Bearer ${apiKey}` },
+      });
+      const text = await response.text();
+      return { status: response.status, body: text ? JSON.parse(text) : undefined };
+    },
+    close: () => app.close(),
+  };
+}
+
+/** Polls until `read` returns a value that passes `accept` (records are finalised asynchronously). */
+export async function eventually<T>(read: () => Promise<T>, accept: (value: T) => boolean, timeoutMs = 5_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let value = await read();
+  while (!accept(value) && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    value = await read();
+  }
+  return value;
+}
