@@ -1,0 +1,44 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { APP_FILTER } from '@nestjs/core';
+import { ConfigModule, type AppConfig } from '@switchboard/config';
+import { DatabaseModule } from '@switchboard/persistence';
+import { AgentEngines } from './agents/agent-engines';
+import { ApiKeyGuard } from './auth/api-key.guard';
+import { BootstrapService } from './bootstrap/bootstrap.service';
+import { CallsController } from './calls/calls.controller';
+import { PersistenceErrorFilter } from './common/persistence-error.filter';
+import { HealthController } from './health/health.controller';
+import { LoggingModule } from './logging/logging.module';
+import { MediaStreamGateway } from './media/media-stream.gateway';
+import { MediaStreamService } from './media/media-stream.service';
+import { MediaUpgradeVerifier } from './media/media-upgrade.verifier';
+import { InboundCallService } from './twilio/inbound-call.service';
+import { TwilioSignatureGuard } from './twilio/twilio-signature.guard';
+import { TwilioWebhooksController } from './twilio/twilio-webhooks.controller';
+
+/** The all-in-one server: admin REST, Twilio webhooks and media streams in one process. */
+@Module({})
+export class AppModule {
+  static forRoot(config: AppConfig): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        ConfigModule.forRoot(config),
+        LoggingModule.forRoot(config),
+        DatabaseModule.forRoot({ databaseUrl: config.database.url, dataDir: config.database.dataDir }),
+      ],
+      controllers: [HealthController, CallsController, TwilioWebhooksController],
+      providers: [
+        { provide: APP_FILTER, useClass: PersistenceErrorFilter },
+        ApiKeyGuard,
+        TwilioSignatureGuard,
+        InboundCallService,
+        MediaUpgradeVerifier,
+        MediaStreamService,
+        MediaStreamGateway,
+        AgentEngines,
+        BootstrapService,
+      ],
+    };
+  }
+}

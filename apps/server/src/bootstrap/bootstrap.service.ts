@@ -1,0 +1,46 @@
+import { Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
+import { APP_CONFIG, type AppConfig } from '@switchboard/config';
+import { AgentRepository, ApiKeyRepository, OrganizationRepository, PhoneNumberRepository } from '@switchboard/persistence';
+import { PinoLogger } from 'nestjs-pino';
+
+export const DEFAULT_ORGANIZATION_NAME = 'Default organization';
+export const ECHO_AGENT_NAME = 'Echo (loopback test agent)';
+
+/**
+ * First-run set-up from the environment: the default organization, its admin key from
+ * ADMIN_API_KEY (stored hashed), and optionally an echo agent bound to ECHO_AGENT_NUMBER.
+ * Idempotent, so it runs on every start.
+ */
+@Injectable()
+export class BootstrapService implements OnApplicationBootstrap {
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly organizations: OrganizationRepository,
+    private readonly apiKeys: ApiKeyRepository,
+    private readonly agents: AgentRepository,
+    private readonly phoneNumbers: PhoneNumberRepository,
+    private readonly logger: PinoLogger,
+  ) {
+    this.logger.setContext(BootstrapService.name);
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    const organization = await this.organizations.ensure(DEFAULT_ORGANIZATION_NAME);
+    if (this.config.adminApiKey) {
+      await this.apiKeys.upsertBootstrapKey(organization.id, this.config.adminApiKey);
+    } else {
+      this.logger.warn('ADMIN_API_KEY is not set: no admin key was bootstrapped, /v1 routes will answer 401');
+    }
+    if (!this.config.twilio.authToken) {
+      this.logger.warn('TWILIO_AUTH_TOKEN is not set: every Twilio webhook and media socket will be refused (403)');
+    }
+    if (this.config.echoAgentNumber) {
+      const route = await this.phoneNumbers.findRouteByE164(this.config.echoAgentNumber);
+      if (!route) {
+        const agent = await this.agents.create({ organizationId: organization.id, name: ECHO_AGENT_NAME, engine: 'echo', config: {} });
+        await this.phoneNumbers.upsert({ organizationId: organization.id, e164: this.config.echoAgentNumber, agentId: agent.id });
+      }
+      this.logger.info({ number: this.config.echoAgentNumber }, 'echo agent answers this number');
+    }
+  }
+}

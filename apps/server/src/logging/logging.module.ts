@@ -1,0 +1,43 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { DynamicModule, Module } from '@nestjs/common';
+import type { AppConfig } from '@switchboard/config';
+import { LoggerModule } from 'nestjs-pino';
+
+/** Request headers and body fields that may carry secrets; pino replaces them with "[redacted]". */
+export const REDACTED_PATHS = [
+  'req.headers.authorization',
+  'req.headers["x-twilio-signature"]',
+  'req.headers.cookie',
+  '*.authToken',
+  '*.apiKey',
+  '*.streamToken',
+  '*.token',
+];
+
+/** Structured JSON logs (pino) with a request id on every line and in every response. */
+@Module({})
+export class LoggingModule {
+  static forRoot(config: AppConfig): DynamicModule {
+    return {
+      module: LoggingModule,
+      imports: [
+        LoggerModule.forRoot({
+          pinoHttp: {
+            level: config.logLevel,
+            redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+            genReqId: (req: IncomingMessage, res: ServerResponse) => {
+              const incoming = req.headers['x-request-id'];
+              const id = typeof incoming === 'string' && /^[\w.-]{1,128}$/.test(incoming) ? incoming : randomUUID();
+              res.setHeader('x-request-id', id);
+              return id;
+            },
+            customProps: () => ({ service: 'switchboard' }),
+            // Health probes would drown the log; everything else is logged once on completion.
+            autoLogging: { ignore: (req) => (req.url ?? '').startsWith('/health') },
+          },
+        }),
+      ],
+    };
+  }
+}

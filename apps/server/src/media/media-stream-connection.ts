@@ -1,0 +1,238 @@
+import type { WebSocket, RawData } from 'ws';
+import type { AgentEngine, AgentSession } from '@switchboard/conversation';
+import { TelephonyAudioInput, TelephonyAudioOutput } from '@switchboard/conversation';
+import type { CallRepository } from '@switchboard/persistence';
+import {
+  hashStreamToken,
+  MediaStreamSession,
+  STREAM_PARAM_CALL_ID,
+  STREAM_PARAM_TOKEN,
+  type DtmfEvent,
+  type MarkEchoEvent,
+  type MediaFrameEvent,
+  type MediaStreamHandler,
+  type ProtocolErrorEvent,
+  type StreamStartedEvent,
+  type StreamStoppedEvent,
+} from '@switchboard/telephony';
+import type { PinoLogger } from 'nestjs-pino';
+import type { CallEventBuffer } from './call-event-buffer';
+
+/** Close codes: 1000 normal end, 1008 policy violation (bad token), 1011 server-side failure. */
+const CLOSE_NORMAL = 1000;
+const CLOSE_POLICY = 1008;
+const CLOSE_SERVER_ERROR = 1011;
+
+/** Audio that arrives while the token is being checked is held, not dropped: up to 10 s of frames. */
+const MAX_FRAMES_HELD_BEFORE_AUTH = 500;
+/** Protocol errors are recorded on the call up to this count, then only counted (a hostile peer can't flood the log table). */
+const MAX_RECORDED_PROTOCOL_ERRORS = 20;
+
+export type CallEndReason = 'stream_stopped' | 'connection_lost' | 'server_shutdown' | 'agent_error' | 'protocol_error';
+
+/** What a connection needs from the server; provided by MediaStreamService. */
+export interface MediaStreamDependencies {
+  calls: CallRepository;
+  resolveAgent(engine: string): AgentEngine | undefined;
+  createEventBuffer(callId: string): CallEventBuffer;
+  logger: PinoLogger;
+  onClosed(connection: MediaStreamConnection): void;
+}
+
+type ConnectionState = 'awaiting_start' | 'authorising' | 'active' | 'ended';
+
+/**
+ * One Twilio media WebSocket: protocol session <-> call record <-> agent. Owns the per-call audio
+ * chains. Every failure path ends in `end()`, which finalises the call record exactly once.
+ */
+export class MediaStreamConnection implements MediaStreamHandler {
+  readonly session: MediaStreamSession;
+  private state: ConnectionState = 'awaiting_start';
+  private callId: string | undefined;
+  private events: CallEventBuffer | undefined;
+  private agent: AgentSession | undefined;
+  private input: TelephonyAudioInput | undefined;
+  private heldFrames: Uint8Array[] = [];
+  private heldFramesDropped = 0;
+  private recordedProtocolErrors = 0;
+  /** Events that happen before the token check finishes; recorded once the call is known. */
+  private eventsBeforeAuth: { type: string; payload: Record<string, unknown>; at: Date }[] = [];
+  private readonly openedAt = Date.now();
+  private endedWhileAuthorising: CallEndReason | undefined;
+
+  constructor(
+    private readonly socket: WebSocket,
+    private readonly deps: MediaStreamDependencies,
+  ) {
+    this.session = new MediaStreamSession(this, { send: (text) => this.send(text) });
+    socket.on('message', (data, isBinary) => this.onSocketMessage(data, isBinary));
+    socket.on('close', () => void this.end('connection_lost'));
+    socket.on('error', (error) => this.deps.logger.warn({ callId: this.callId, err: error }, 'media socket error'));
+  }
+
+  /** Ends the call from the server side (shutdown). */
+  async shutdown(): Promise<void> {
+    await this.end('server_shutdown');
+  }
+
+  onStart(event: StreamStartedEvent): void {
+    this.state = 'authorising';
+    void this.authorise(event).catch((error: unknown) => {
+      this.deps.logger.error({ err: error, callSid: event.callSid }, 'media stream could not be started');
+      void this.end('agent_error', CLOSE_SERVER_ERROR);
+    });
+  }
+
+  onMedia(event: MediaFrameEvent): void {
+    if (this.state === 'active' && this.agent && this.input) {
+      this.agent.pushAudio(this.input.process(event.payload));
+    } else if (this.state === 'authorising') {
+      // The session reuses the payload buffer, so held frames are copies.
+      if (this.heldFrames.length < MAX_FRAMES_HELD_BEFORE_AUTH) this.heldFrames.push(event.payload.slice());
+      else this.heldFramesDropped += 1;
+    }
+  }
+
+  onDtmf(event: DtmfEvent): void {
+    this.record('dtmf', { digit: event.digit });
+    this.agent?.onDtmf(event.digit);
+  }
+
+  onMark(event: MarkEchoEvent): void {
+    this.record('mark', { name: event.name, cleared: event.wasCleared });
+    this.agent?.onMarkEchoed(event.name, event.wasCleared);
+  }
+
+  onStop(event: StreamStoppedEvent): void {
+    this.record('stream_stopped', { callSid: event.callSid ?? null });
+    void this.end('stream_stopped', CLOSE_NORMAL);
+  }
+
+  onProtocolError(event: ProtocolErrorEvent): void {
+    this.deps.logger.warn({ callId: this.callId, code: event.code, excerpt: event.rawExcerpt }, `media protocol error: ${event.message}`);
+    if (this.recordedProtocolErrors < MAX_RECORDED_PROTOCOL_ERRORS) {
+      this.recordedProtocolErrors += 1;
+      this.record('protocol_error', { code: event.code, message: event.message, fatal: event.fatal });
+    }
+    if (event.fatal) void this.end('protocol_error', CLOSE_POLICY);
+  }
+
+  private onSocketMessage(data: RawData, isBinary: boolean): void {
+    if (isBinary) {
+      this.onProtocolError({ code: 'invalid_json', message: 'binary frame received; Twilio sends JSON text', rawExcerpt: '', fatal: false });
+      return;
+    }
+    this.session.receive(data.toString());
+  }
+
+  private async authorise(start: StreamStartedEvent): Promise<void> {
+    const callId = start.customParameters[STREAM_PARAM_CALL_ID];
+    const token = start.customParameters[STREAM_PARAM_TOKEN];
+    if (!callId || !token) return this.refuse(start, 'missing', callId);
+    const claim = await this.deps.calls.claimMediaStream({
+      callId,
+      tokenHash: hashStreamToken(token),
+      streamSid: start.streamSid,
+      now: new Date(),
+    });
+    if (claim.outcome !== 'ok') return this.refuse(start, claim.outcome, callId);
+    const call = claim.context;
+    if (this.state !== 'authorising') {
+      // The stream ended while the token was checked. The call is ours now, so it is finalised
+      // here: end() could not, as it did not know the call yet.
+      if (this.endedWhileAuthorising) {
+        await this.deps.calls.finalise(callId, { endReason: this.endedWhileAuthorising, endedAt: new Date() });
+      }
+      return;
+    }
+
+    this.callId = callId;
+    this.events = this.deps.createEventBuffer(callId);
+    this.events.add('stream_started', { streamSid: start.streamSid, tracks: start.tracks, mediaFormat: start.mediaFormat });
+    for (const early of this.eventsBeforeAuth) this.events.add(early.type, early.payload, early.at);
+    this.eventsBeforeAuth = [];
+
+    const engine = this.deps.resolveAgent(call.agentEngine);
+    if (!engine) {
+      this.deps.logger.error({ callId, engine: call.agentEngine }, 'no agent engine of this type is available');
+      this.events.add('error', { code: 'agent_unavailable', engine: call.agentEngine });
+      return this.end('agent_error', CLOSE_SERVER_ERROR);
+    }
+    const { [STREAM_PARAM_TOKEN]: _secret, ...streamParameters } = start.customParameters;
+    this.input = new TelephonyAudioInput(engine.audio.inputSampleRate);
+    const output = new TelephonyAudioOutput(engine.audio.outputSampleRate, this.session);
+    this.agent = engine.createSession(
+      {
+        callId,
+        organizationId: call.organizationId,
+        agentId: call.agentId,
+        agentConfigVersion: call.agentConfigVersion,
+        config: call.agentConfig,
+        streamParameters,
+      },
+      output,
+    );
+    this.state = 'active';
+    this.deps.logger.info({ callId, streamSid: start.streamSid, engine: engine.name }, 'media stream started');
+    for (const frame of this.heldFrames) this.agent.pushAudio(this.input.process(frame));
+    this.heldFrames = [];
+    if (this.heldFramesDropped > 0) {
+      this.events.add('error', { code: 'audio_dropped_before_start', frames: this.heldFramesDropped });
+    }
+  }
+
+  /** Records a call event; before the call is authorised it is held (bounded) rather than lost. */
+  private record(type: string, payload: Record<string, unknown>): void {
+    if (this.events) this.events.add(type, payload);
+    else if (this.state === 'authorising' && this.eventsBeforeAuth.length < MAX_FRAMES_HELD_BEFORE_AUTH) {
+      this.eventsBeforeAuth.push({ type, payload, at: new Date() });
+    }
+  }
+
+  private refuse(start: StreamStartedEvent, verdict: string, callId: string | undefined): void {
+    // A bad token must not touch the call it names: that call may be live on another socket.
+    this.deps.logger.warn({ callSid: start.callSid, callId, verdict }, 'media stream refused: stream token rejected');
+    void this.end(undefined, CLOSE_POLICY);
+  }
+
+  private send(text: string): void {
+    if (this.socket.readyState === this.socket.OPEN) this.socket.send(text);
+  }
+
+  /**
+   * Finalises the call (when this socket owned one) and closes the socket. Idempotent: the first
+   * reason wins, later calls (e.g. the close event after a stop) are no-ops.
+   */
+  private async end(reason: CallEndReason | undefined, closeCode = CLOSE_NORMAL): Promise<void> {
+    if (this.state === 'ended') return;
+    const owned = this.state === 'active' || this.callId !== undefined;
+    if (this.state === 'authorising') this.endedWhileAuthorising = reason;
+    this.state = 'ended';
+    this.agent?.close(reason ?? 'refused');
+    this.session.markTransportClosed();
+    if (this.socket.readyState === this.socket.OPEN || this.socket.readyState === this.socket.CONNECTING) {
+      this.socket.close(closeCode);
+    }
+    try {
+      if (owned && this.callId && reason) {
+        const counters = this.session.counters;
+        this.events?.add('stream_closed', {
+          reason,
+          durationMs: Date.now() - this.openedAt,
+          mediaFramesIn: counters.mediaFramesIn,
+          mediaFramesOut: counters.mediaFramesOut,
+          marksSent: counters.marksSent,
+          marksEchoed: counters.marksEchoed,
+          protocolErrors: counters.protocolErrors,
+        });
+        await this.events?.close();
+        await this.deps.calls.finalise(this.callId, { endReason: reason, endedAt: new Date() });
+        this.deps.logger.info({ callId: this.callId, reason }, 'media stream ended');
+      }
+    } catch (error) {
+      this.deps.logger.error({ callId: this.callId, err: error }, 'call record could not be finalised');
+    } finally {
+      this.deps.onClosed(this);
+    }
+  }
+}

@@ -1,0 +1,25 @@
+import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import type { AppConfig } from '@switchboard/config';
+import { Logger } from 'nestjs-pino';
+import { AppModule } from './app.module';
+import { MediaUpgradeVerifier } from './media/media-upgrade.verifier';
+import { TwilioMediaWsAdapter } from './media/twilio-media-ws.adapter';
+
+/**
+ * Builds the fully wired server (not yet listening). Shared by main.ts and the end-to-end tests,
+ * so the tests exercise exactly what production runs.
+ */
+export async function createServerApp(config: AppConfig): Promise<NestExpressApplication> {
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), {
+    bufferLogs: true,
+    // Our own parsers: Twilio posts flat form fields, so `extended: false` keeps names literal.
+    bodyParser: false,
+  });
+  app.useLogger(app.get(Logger));
+  app.useBodyParser('urlencoded', { extended: false, limit: '64kb' });
+  app.useBodyParser('json', { limit: '256kb' });
+  app.useWebSocketAdapter(new TwilioMediaWsAdapter(app, app.get(MediaUpgradeVerifier)));
+  app.enableShutdownHooks();
+  return app;
+}

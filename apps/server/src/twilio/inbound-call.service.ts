@@ -1,0 +1,65 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { APP_CONFIG, type AppConfig } from '@switchboard/config';
+import { CallRepository, PhoneNumberRepository } from '@switchboard/persistence';
+import {
+  connectStreamTwiml,
+  mediaStreamUrl,
+  mintStreamToken,
+  rejectCallTwiml,
+  STREAM_PARAM_CALL_ID,
+  STREAM_PARAM_TOKEN,
+  type VoiceWebhookParams,
+} from '@switchboard/telephony';
+import { PinoLogger } from 'nestjs-pino';
+
+/** What the caller hears when the dialled number is not bound to any agent. */
+export const UNKNOWN_NUMBER_MESSAGE =
+  'Sorry, this number is not in service with us right now. Please check the number and try again. Goodbye.';
+
+/**
+ * Answers Twilio's voice webhook: route the dialled number to its agent, open the call record and
+ * hand Twilio a media-stream URL plus a single-use token that the media socket must present.
+ */
+@Injectable()
+export class InboundCallService {
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly phoneNumbers: PhoneNumberRepository,
+    private readonly calls: CallRepository,
+    private readonly logger: PinoLogger,
+  ) {
+    this.logger.setContext(InboundCallService.name);
+  }
+
+  async answer(params: VoiceWebhookParams, now = new Date()): Promise<string> {
+    const route = await this.phoneNumbers.findRouteByE164(params.to);
+    const base = {
+      twilioCallSid: params.callSid,
+      twilioAccountSid: params.accountSid,
+      fromNumber: params.from,
+      toNumber: params.to,
+      status: params.callStatus,
+    };
+    if (!route) {
+      await this.calls.createRejected({ ...base, endReason: 'unknown_number', at: now });
+      this.logger.info({ callSid: params.callSid, to: params.to }, 'inbound call to an unknown number refused');
+      return rejectCallTwiml(UNKNOWN_NUMBER_MESSAGE);
+    }
+
+    const token = mintStreamToken(this.config.streamTokenTtlMs, now);
+    const call = await this.calls.createInbound({
+      ...base,
+      organizationId: route.organizationId,
+      agentId: route.agentId,
+      agentConfigVersion: route.configVersion,
+      streamTokenHash: token.tokenHash,
+      streamTokenExpiresAt: token.expiresAt,
+      at: now,
+    });
+    this.logger.info({ callId: call.id, callSid: params.callSid, agentId: route.agentId }, 'inbound call answered');
+    return connectStreamTwiml({
+      streamUrl: mediaStreamUrl(this.config.publicBaseUrl),
+      parameters: { [STREAM_PARAM_CALL_ID]: call.id, [STREAM_PARAM_TOKEN]: token.token },
+    });
+  }
+}

@@ -1,0 +1,49 @@
+/**
+ * The contract between the call edge and an agent. It knows nothing of Twilio: audio is PCM16 mono
+ * at the agent's own sample rates, and the edge does the codec, resampling and framing both ways.
+ */
+export interface AgentSession {
+  /** Caller audio at `AgentDescriptor.inputSampleRate`, in arrival order, continuous (silence included). */
+  pushAudio(pcm: Int16Array): void;
+  /** A key the caller pressed: 0-9, *, #, A-D. */
+  onDtmf(digit: string): void;
+  /**
+   * A mark the agent placed came back. `cleared` is true when it was echoed because the playback
+   * buffer was cleared (the audio before it was discarded, not played).
+   */
+  onMarkEchoed(name: string, cleared: boolean): void;
+  /** The call is over (for `reason`); release everything. Never throws. */
+  close(reason: string): void;
+}
+
+/** How the agent speaks. The edge turns this into frames on the wire. */
+export interface AgentAudioOutput {
+  /** Queue agent audio at `AgentDescriptor.outputSampleRate` for playback, after what is queued. */
+  play(pcm: Int16Array): void;
+  /** Ask to be told (onMarkEchoed) when everything queued so far has been played. */
+  mark(name: string): void;
+  /** Throw away everything queued but not yet played (barge-in). */
+  clear(): void;
+}
+
+export interface AgentDescriptor {
+  inputSampleRate: number;
+  outputSampleRate: number;
+}
+
+/** Which call an agent session serves, and the agent configuration version it started with. */
+export interface AgentCallContext {
+  callId: string;
+  organizationId: string;
+  agentId: string;
+  agentConfigVersion: number;
+  config: unknown;
+  /** Custom parameters Twilio passed on `start` (the TwiML <Parameter>s, minus secrets). */
+  streamParameters: Record<string, string>;
+}
+
+export interface AgentEngine {
+  readonly name: string;
+  readonly audio: AgentDescriptor;
+  createSession(context: AgentCallContext, output: AgentAudioOutput): AgentSession;
+}
