@@ -28,11 +28,15 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
+export const TEST_ADMIN_API_KEY = 'sk_test_switchboard_e2e_admin_key_000000';
+
 export async function startTestServer(env: Record<string, string | undefined> = {}): Promise<TestServer> {
   const publicBaseUrl = 'https://switchboard.test';
   const authToken = randomBytes(16).toString('hex');
   const accountSid = `AC${randomBytes(16).toString('hex')}`;
-  const adminApiKey = `sk_test_${randomBytes(24).toString('hex')}`;
+  // One admin key for every test server of the run: they share the default organization, and a
+  // server booting with a different ADMIN_API_KEY revokes the previous bootstrap key (by design).
+  const adminApiKey = env['ADMIN_API_KEY'] ?? TEST_ADMIN_API_KEY;
   const echoNumber = uniqueE164();
   const config = loadAppConfig({
     NODE_ENV: 'test',

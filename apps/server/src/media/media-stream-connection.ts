@@ -59,6 +59,9 @@ export class MediaStreamConnection implements MediaStreamHandler {
   private eventsBeforeAuth: { type: string; payload: Record<string, unknown>; at: Date }[] = [];
   private readonly openedAt = Date.now();
   private endedWhileAuthorising: CallEndReason | undefined;
+  /** Monotonic times of the first caller frame received and the first agent frame sent. */
+  private firstMediaInAtMs: number | undefined;
+  private firstMediaOutAtMs: number | undefined;
 
   constructor(
     private readonly socket: WebSocket,
@@ -84,6 +87,7 @@ export class MediaStreamConnection implements MediaStreamHandler {
   }
 
   onMedia(event: MediaFrameEvent): void {
+    this.firstMediaInAtMs ??= performance.now();
     if (this.state === 'active' && this.agent && this.input) {
       this.agent.pushAudio(this.input.process(event.payload));
     } else if (this.state === 'authorising') {
@@ -196,7 +200,15 @@ export class MediaStreamConnection implements MediaStreamHandler {
   }
 
   private send(text: string): void {
-    if (this.socket.readyState === this.socket.OPEN) this.socket.send(text);
+    if (this.socket.readyState !== this.socket.OPEN) return;
+    this.socket.send(text);
+    if (this.firstMediaOutAtMs === undefined && text.startsWith('{"event":"media"')) this.firstMediaOutAtMs = performance.now();
+  }
+
+  /** First caller frame in -> first agent frame out, as the server saw it (null if either is missing). */
+  private firstResponseMs(): number | null {
+    if (this.firstMediaInAtMs === undefined || this.firstMediaOutAtMs === undefined) return null;
+    return Math.round((this.firstMediaOutAtMs - this.firstMediaInAtMs) * 10) / 10;
   }
 
   /**
@@ -219,6 +231,7 @@ export class MediaStreamConnection implements MediaStreamHandler {
         this.events?.add('stream_closed', {
           reason,
           durationMs: Date.now() - this.openedAt,
+          firstResponseMs: this.firstResponseMs(),
           mediaFramesIn: counters.mediaFramesIn,
           mediaFramesOut: counters.mediaFramesOut,
           marksSent: counters.marksSent,

@@ -1,0 +1,96 @@
+import { CallUsageError, DTMF_KEY_SPACING_MS, parseCallCommand, parseDtmfSpec } from './call-options';
+
+const ENV = { TWILIO_AUTH_TOKEN: 'token-from-env-0123456789', PUBLIC_BASE_URL: 'https://example.ngrok.app/' };
+const BASE = ['--to', '+15550001111', '--wav', 'caller.wav'];
+
+describe('parseCallCommand', () => {
+  it('fills defaults from the environment', () => {
+    expect(parseCallCommand(BASE, { ...ENV, PORT: '4000' })).toEqual({
+      kind: 'run',
+      options: {
+        to: '+15550001111',
+        from: '+15555550100',
+        audioPath: 'caller.wav',
+        serverUrl: 'http://127.0.0.1:4000',
+        publicBaseUrl: 'https://example.ngrok.app',
+        authToken: 'token-from-env-0123456789',
+        accountSid: undefined,
+        outPath: 'agent.wav',
+        receivedOutPath: undefined,
+        trailingSilenceMs: 1500,
+        dtmf: [],
+        statusCallbacks: false,
+        json: false,
+      },
+    });
+  });
+
+  it('lets flags override the environment', () => {
+    const parsed = parseCallCommand(
+      [
+        ...BASE,
+        '--from', '+15550009999',
+        '--server', 'http://10.0.0.2:3000/',
+        '--public-base-url', 'https://voice.example.com',
+        '--auth-token', 'flag-token',
+        '--account-sid', 'AC' + 'a'.repeat(32),
+        '--out', 'reply.wav',
+        '--received-out', 'all.wav',
+        '--trailing-silence-ms', '250',
+        '--dtmf', '1@100', '--dtmf', '2#@900',
+        '--status-callbacks', '--json',
+      ],
+      { ...ENV, TWILIO_ACCOUNT_SID: 'AC' + 'b'.repeat(32) },
+    );
+    expect(parsed.kind === 'run' && parsed.options).toMatchObject({
+      from: '+15550009999',
+      serverUrl: 'http://10.0.0.2:3000',
+      publicBaseUrl: 'https://voice.example.com',
+      authToken: 'flag-token',
+      accountSid: 'AC' + 'a'.repeat(32),
+      outPath: 'reply.wav',
+      receivedOutPath: 'all.wav',
+      trailingSilenceMs: 250,
+      dtmf: [
+        { digit: '1', atMs: 100 },
+        { digit: '2', atMs: 900 },
+        { digit: '#', atMs: 900 + DTMF_KEY_SPACING_MS },
+      ],
+      statusCallbacks: true,
+      json: true,
+    });
+  });
+
+  it('defaults the public base URL to the server URL when PUBLIC_BASE_URL is unset', () => {
+    const parsed = parseCallCommand([...BASE, '--server', 'http://127.0.0.1:3111'], { TWILIO_AUTH_TOKEN: 't' });
+    expect(parsed.kind === 'run' && parsed.options.publicBaseUrl).toBe('http://127.0.0.1:3111');
+  });
+
+  it('returns help for --help', () => {
+    expect(parseCallCommand(['--help'], {})).toEqual({ kind: 'help' });
+  });
+
+  it.each([
+    ['a missing --to', ['--wav', 'a.wav'], ENV, /--to is required/],
+    ['a missing --wav', ['--to', '+15550001111'], ENV, /--wav is required/],
+    ['a number that is not E.164', ['--to', '5550001111', '--wav', 'a.wav'], ENV, /E\.164/],
+    ['no auth token anywhere', BASE, {}, /TWILIO_AUTH_TOKEN/],
+    ['a bad server URL', [...BASE, '--server', 'localhost:3000'], ENV, /--server must be an absolute/],
+    ['a bad account SID', [...BASE, '--account-sid', 'AC123'], ENV, /AC followed by 32 hex/],
+    ['a bad trailing silence', [...BASE, '--trailing-silence-ms=-5'], ENV, /whole number/],
+    ['a bad DTMF spec', [...BASE, '--dtmf', '12x@5'], ENV, /--dtmf must look like/],
+    ['an unknown flag', [...BASE, '--bogus'], ENV, /bogus/],
+  ])('refuses %s with a CallUsageError', (_label, argv, env, message) => {
+    expect(() => parseCallCommand(argv, env)).toThrow(CallUsageError);
+    expect(() => parseCallCommand(argv, env)).toThrow(message);
+  });
+});
+
+describe('parseDtmfSpec', () => {
+  it('spaces the keys of one group', () => {
+    expect(parseDtmfSpec('*0@0')).toEqual([
+      { digit: '*', atMs: 0 },
+      { digit: '0', atMs: DTMF_KEY_SPACING_MS },
+    ]);
+  });
+});

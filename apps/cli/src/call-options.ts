@@ -1,0 +1,142 @@
+import { parseArgs } from 'node:util';
+import type { DtmfPress } from '@switchboard/testing';
+
+/** Everything `npm run call` needs, resolved from flags first, then the environment. */
+export interface CallCommandOptions {
+  to: string;
+  from: string;
+  audioPath: string;
+  serverUrl: string;
+  publicBaseUrl: string;
+  authToken: string;
+  /** undefined: a fresh AC sid is made up (fine unless the server pins TWILIO_ACCOUNT_SID). */
+  accountSid: string | undefined;
+  outPath: string;
+  receivedOutPath: string | undefined;
+  trailingSilenceMs: number;
+  dtmf: DtmfPress[];
+  statusCallbacks: boolean;
+  json: boolean;
+}
+
+export type ParsedCallCommand = { kind: 'run'; options: CallCommandOptions } | { kind: 'help' };
+
+/** Bad command line: the message is printed with the usage text and the process exits 2. */
+export class CallUsageError extends Error {
+  override readonly name = 'CallUsageError';
+  readonly retryable = false;
+}
+
+/** Gap between the keys of one `--dtmf 12#@3000` group, like a person pressing keys in turn. */
+export const DTMF_KEY_SPACING_MS = 200;
+
+export const CALL_USAGE = `Usage: npm run call -- --to <E.164> --wav <file.wav|file.ulaw> [options]
+
+Dials the local server exactly like Twilio: signed voice webhook, then the media socket with
+real-time 20 ms frames. Saves what the agent said (what the caller heard) as a WAV.
+
+  --to <number>               number being called (the agent's), E.164, required
+  --wav <file>                caller audio: WAV at any rate (resampled to 8 kHz) or headerless
+                              8 kHz mu-law (.ulaw/.mulaw/.ul), required
+  --from <number>             caller id (default +15555550100)
+  --server <url>              where the server listens (default http://127.0.0.1:$PORT or :3000)
+  --public-base-url <url>     PUBLIC_BASE_URL the server signs against (default: env, else --server)
+  --auth-token <token>        default: env TWILIO_AUTH_TOKEN (prefer the env: flags show in ps)
+  --account-sid <sid>         default: env TWILIO_ACCOUNT_SID, else a made-up AC sid
+  --out <file>                agent audio WAV (default agent.wav)
+  --received-out <file>       also save every audio payload received, cleared audio included
+  --trailing-silence-ms <ms>  silence after the audio so the agent can answer (default 1500)
+  --dtmf <keys@ms>            press keys at a time from the start, e.g. 12#@3000 (repeatable)
+  --status-callbacks          also POST signed status callbacks (in-progress, completed)
+  --json                      print the result summary as one JSON line too
+  --help                      this text`;
+
+const E164 = /^\+[1-9]\d{6,14}$/;
+
+export function parseCallCommand(argv: readonly string[], env: NodeJS.ProcessEnv): ParsedCallCommand {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: [...argv],
+      strict: true,
+      allowPositionals: false,
+      options: {
+        to: { type: 'string' },
+        from: { type: 'string' },
+        wav: { type: 'string' },
+        server: { type: 'string' },
+        'public-base-url': { type: 'string' },
+        'auth-token': { type: 'string' },
+        'account-sid': { type: 'string' },
+        out: { type: 'string' },
+        'received-out': { type: 'string' },
+        'trailing-silence-ms': { type: 'string' },
+        dtmf: { type: 'string', multiple: true },
+        'status-callbacks': { type: 'boolean' },
+        json: { type: 'boolean' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }));
+  } catch (error) {
+    throw new CallUsageError(error instanceof Error ? error.message : String(error));
+  }
+  if (values.help) return { kind: 'help' };
+
+  const to = required(values.to, '--to');
+  const from = values.from ?? '+15555550100';
+  for (const [flag, number] of [['--to', to], ['--from', from]] as const) {
+    if (!E164.test(number)) throw new CallUsageError(`${flag} must be an E.164 number such as +15550001111, got "${number}"`);
+  }
+  const serverUrl = httpUrl(values.server ?? `http://127.0.0.1:${env['PORT'] || 3000}`, '--server');
+  const publicBaseUrl = httpUrl(values['public-base-url'] ?? (env['PUBLIC_BASE_URL'] || serverUrl), '--public-base-url / PUBLIC_BASE_URL');
+  const authToken = values['auth-token'] ?? env['TWILIO_AUTH_TOKEN'];
+  if (!authToken) throw new CallUsageError('No auth token: set TWILIO_AUTH_TOKEN (the one the server uses) or pass --auth-token');
+  const accountSid = values['account-sid'] ?? (env['TWILIO_ACCOUNT_SID'] || undefined);
+  if (accountSid !== undefined && !/^AC[0-9a-f]{32}$/i.test(accountSid)) {
+    throw new CallUsageError('The account SID must be AC followed by 32 hex characters');
+  }
+
+  return {
+    kind: 'run',
+    options: {
+      to,
+      from,
+      audioPath: required(values.wav, '--wav'),
+      serverUrl,
+      publicBaseUrl,
+      authToken,
+      accountSid,
+      outPath: values.out ?? 'agent.wav',
+      receivedOutPath: values['received-out'],
+      trailingSilenceMs: nonNegativeInteger(values['trailing-silence-ms'] ?? '1500', '--trailing-silence-ms'),
+      dtmf: (values.dtmf ?? []).flatMap(parseDtmfSpec),
+      statusCallbacks: values['status-callbacks'] ?? false,
+      json: values.json ?? false,
+    },
+  };
+}
+
+/** `12#@3000` -> 1 at 3000 ms, 2 at 3200 ms, # at 3400 ms. */
+export function parseDtmfSpec(spec: string): DtmfPress[] {
+  const match = /^([0-9*#A-D]+)@(\d+)$/.exec(spec);
+  if (!match) throw new CallUsageError(`--dtmf must look like 12#@3000 (keys 0-9 * # A-D, then @ms), got "${spec}"`);
+  const [, keys = '', atMs = '0'] = match;
+  return [...keys].map((digit, index) => ({ digit, atMs: Number(atMs) + index * DTMF_KEY_SPACING_MS }));
+}
+
+function required(value: string | undefined, flag: string): string {
+  if (value === undefined || value === '') throw new CallUsageError(`${flag} is required`);
+  return value;
+}
+
+function httpUrl(value: string, what: string): string {
+  if (!/^https?:\/\/[^/\s]+/i.test(value) || !URL.canParse(value)) {
+    throw new CallUsageError(`${what} must be an absolute http(s) URL, got "${value}"`);
+  }
+  return value.replace(/\/+$/, '');
+}
+
+function nonNegativeInteger(value: string, flag: string): number {
+  if (!/^\d+$/.test(value)) throw new CallUsageError(`${flag} must be a whole number of milliseconds, got "${value}"`);
+  return Number(value);
+}

@@ -1,0 +1,27 @@
+export { CallLatencyTracker, type LatencySummary, type TurnLatency } from './call-latency';
+export type { CallResult } from './call-result';
+export { FRAME_BYTES, FRAME_DURATION_MS, type DtmfPress, type UtteranceOptions, type UtteranceTiming } from './inbound-line';
+export { FakeScheduler } from './fake-scheduler';
+export { localMediaUrl } from './media-url';
+export { PacedSender, systemScheduler, type PacedSenderOptions, type PacedTick, type TimerScheduler } from './paced-sender';
+export { placeCall, type PlaceCallOptions } from './place-call';
+export { MULAW_BYTES_PER_MS, PlaybackBuffer, type MarkEcho, type MarkEchoReason } from './playback-buffer';
+export { SimulatedTwilioCall } from './simulated-call';
+export type {
+  CloseInfo,
+  ConnectMediaOptions,
+  SimulatedTwilioCallEvents,
+  SimulatedTwilioCallOptions,
+} from './simulated-call.options';
+export { parseTwiml, type ParsedTwiml, type TwimlStream, type TwimlVerb } from './twiml-parser';
+export { TwilioCallerError, type TwilioCallerErrorCode } from './twilio-caller.error';
+export { computeTwilioSignature, signatureHeaderFor, type SignatureMode } from './twilio-signature';
+export { newSid } from './twilio-sid';
+export { parseServerMessage, type ServerStreamMessage } from './twilio-stream-messages';
+export {
+  statusCallbackParams,
+  voiceWebhookParams,
+  type CallParties,
+  type CallStatus,
+} from './twilio-webhook-params';
+export { waitForEvent } from './wait-for-event';

@@ -1,0 +1,46 @@
+import { CallResult } from './call-result';
+import { DtmfPress } from './inbound-line';
+import { SimulatedTwilioCall } from './simulated-call';
+import type { SimulatedTwilioCallOptions } from './simulated-call.options';
+
+export interface PlaceCallOptions extends SimulatedTwilioCallOptions {
+  /** What the caller says: 8 kHz mu-law, no header. */
+  audio: Uint8Array;
+  /** Silence sent after the audio so the agent can answer before the caller hangs up (default 1500). */
+  trailingSilenceMs?: number;
+  /** Key presses, timed from the start of `audio`. */
+  dtmf?: readonly DtmfPress[];
+  /** Also POST signed status callbacks: `in-progress` at answer, `completed` at the end. */
+  statusCallbacks?: boolean;
+  /** Called once the media socket is up, e.g. to listen for events or inject frames. */
+  onConnected?: (call: SimulatedTwilioCall) => void;
+}
+
+/**
+ * One whole inbound call: webhook, media stream, the caller's audio, hang-up. Resolves with what
+ * was heard and the latency summary; a rejected call resolves with `rejected: true` rather than
+ * throwing, because being turned away is a normal outcome tests assert on. Transport failures
+ * (server down, non-2xx webhook, refused upgrade) throw TwilioCallerError.
+ */
+export async function placeCall(options: PlaceCallOptions): Promise<CallResult> {
+  const call = new SimulatedTwilioCall(options);
+  const twiml = await call.dial();
+  if (twiml.rejected) {
+    if (options.statusCallbacks) await call.sendStatusCallback('completed');
+    return call.result();
+  }
+  if (options.statusCallbacks) await call.sendStatusCallback('in-progress');
+  await call.connectMedia();
+  try {
+    options.onConnected?.(call);
+    // Resolves early (completed: false) if the server ends the call first.
+    await call.streamAudio(options.audio, {
+      trailingSilenceMs: options.trailingSilenceMs ?? 1500,
+      ...(options.dtmf ? { dtmf: options.dtmf } : {}),
+    });
+  } finally {
+    await call.hangup();
+  }
+  if (options.statusCallbacks) await call.sendStatusCallback('completed');
+  return call.result();
+}

@@ -1,0 +1,8 @@
+import { randomBytes } from 'node:crypto';
+
+/** Twilio SIDs: a two-letter type prefix and 32 lowercase hex digits (CA call, MZ stream, AC account). */
+export type SidPrefix = 'CA' | 'MZ' | 'AC';
+
+export function newSid(prefix: SidPrefix): string {
+  return prefix + randomBytes(16).toString('hex');
+}
