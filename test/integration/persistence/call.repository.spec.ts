@@ -46,6 +46,22 @@ describe('CallRepository: creation, stream token, stream marks, finalise', () =>
     expect(rows[0]?.agentId).toBe(agentId);
   });
 
+  it('createInbound() for a retried webhook (same CallSid and agent, stream not started) reissues the token on the same call', async () => {
+    const first = await createInboundCall(repos);
+    const retryToken = 'retry-token-0123456789abcdefghijklmnopqrstuvwxyz';
+    const retried = await repos.calls.createInbound({ ...first.input, streamTokenHash: hashSecret(retryToken) });
+    expect(retried.id).toBe(first.callId);
+    // The first answer's token is void; the retry's works, once.
+    await expect(
+      outcomeOf(repos.calls.claimMediaStream({ callId: first.callId, tokenHash: hashSecret(first.rawToken), now: new Date(), streamSid: 'MZ1' })),
+    ).resolves.toBe('mismatch');
+    await expect(
+      outcomeOf(repos.calls.claimMediaStream({ callId: first.callId, tokenHash: hashSecret(retryToken), now: new Date(), streamSid: 'MZ1' })),
+    ).resolves.toBe('ok');
+    // Once the stream started, the CallSid is taken for good.
+    await expect(repos.calls.createInbound({ ...first.input, streamTokenHash: hashSecret('late') })).rejects.toMatchObject({ code: 'conflict' });
+  });
+
   it('createRejected() stores an unknown-number call with no organization, already finalised', async () => {
     const at = new Date('2030-05-01T11:00:00.000Z');
     const call = await repos.calls.createRejected({

@@ -89,14 +89,34 @@ export class CallRepository {
   async createInbound(input: CreateInboundCallInput): Promise<CallRecord> {
     assertIdentity(input);
     if (!isUuid(input.organizationId) || !isUuid(input.agentId)) throw invalidInput('Invalid organization or agent id');
-    return this.insert({
-      ...identityData(input),
-      organizationId: input.organizationId,
-      agentId: input.agentId,
-      agentConfigVersion: input.agentConfigVersion,
-      streamTokenHash: input.streamTokenHash,
-      streamTokenExpiresAt: input.streamTokenExpiresAt,
+    try {
+      return await this.insert({
+        ...identityData(input),
+        organizationId: input.organizationId,
+        agentId: input.agentId,
+        agentConfigVersion: input.agentConfigVersion,
+        streamTokenHash: input.streamTokenHash,
+        streamTokenExpiresAt: input.streamTokenExpiresAt,
+      });
+    } catch (error) {
+      if (!(error instanceof PersistenceError && error.code === 'conflict')) throw error;
+      return this.reissueStreamToken(input);
+    }
+  }
+
+  /**
+   * Twilio retries the voice webhook when our answer was slow or lost. While the call's stream has
+   * not started, the retry gets the same call with a fresh token (the earlier one is void); after
+   * that the CallSid is taken for good and the retry is a conflict.
+   */
+  private async reissueStreamToken(input: CreateInboundCallInput): Promise<CallRecord> {
+    const { count } = await this.prisma.call.updateMany({
+      where: { twilioCallSid: input.twilioCallSid, agentId: input.agentId, streamStartedAt: null, endReason: null },
+      data: { streamTokenHash: input.streamTokenHash, streamTokenExpiresAt: input.streamTokenExpiresAt, streamTokenUsedAt: null },
     });
+    const call = count === 1 ? await this.prisma.call.findUnique({ where: { twilioCallSid: input.twilioCallSid }, omit: OMIT_STREAM_TOKEN }) : null;
+    if (!call) throw new PersistenceError('conflict', `A call with CallSid ${input.twilioCallSid} is already recorded`);
+    return toCallRecord(call);
   }
 
   /** Records a call turned away on arrival (e.g. unknown number); it is final at once. */
