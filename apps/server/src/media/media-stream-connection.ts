@@ -126,7 +126,8 @@ export class MediaStreamConnection implements MediaStreamHandler {
       this.onProtocolError({ code: 'invalid_json', message: 'binary frame received; Twilio sends JSON text', rawExcerpt: '', fatal: false });
       return;
     }
-    this.session.receive(data.toString());
+    // ws delivers text frames as one Buffer with the default binaryType ('nodebuffer').
+    this.session.receive((data as Buffer).toString('utf8'));
   }
 
   private async authorise(start: StreamStartedEvent): Promise<void> {

@@ -55,7 +55,7 @@ export class AgentRepository {
   /** Creates the agent with its config as version 1 (one transaction). */
   async create(input: CreateAgentInput): Promise<AgentRecord> {
     if (!isAgentEngine(input.engine)) {
-      throw invalidInput(`Unknown agent engine '${input.engine}'; expected one of ${AGENT_ENGINES.join(', ')}`);
+      throw invalidInput(`Unknown agent engine '${String(input.engine)}'; expected one of ${AGENT_ENGINES.join(', ')}`);
     }
     if (input.name.trim().length === 0) throw invalidInput('Agent name must not be empty');
     if (!isUuid(input.organizationId)) throw invalidInput(`Invalid organization id: ${input.organizationId}`);

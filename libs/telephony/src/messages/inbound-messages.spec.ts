@@ -5,7 +5,6 @@ import {
   parseInboundMessage,
   type InboundParseResult,
 } from './inbound-messages';
-import { decodeMediaPayloadInto } from './media-payload';
 
 const STREAM_SID = 'MZ18ad3ab5a668481ce02b83e7395059f0';
 const CALL_SID = 'CA5b8c5a5f2b6e1f0c2a1b0e9d8c7b6a5f';

@@ -127,7 +127,7 @@ export class LoopbackMediaServer {
     };
     this.sessions.push(session);
     ws.on('message', (data) => {
-      const text = data.toString();
+      const text = (data as Buffer).toString('utf8');
       rawFrames.push(text);
       let message: Record<string, any>;
       try {

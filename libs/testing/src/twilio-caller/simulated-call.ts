@@ -263,7 +263,8 @@ export class SimulatedTwilioCall extends EventEmitter<SimulatedTwilioCallEvents>
       this.recordProtocolError('binary frame (Twilio expects JSON text frames)');
       return;
     }
-    const parsed = wire.parseServerMessage(data.toString(), this.streamSid);
+    // ws delivers text frames as one Buffer with the default binaryType ('nodebuffer').
+    const parsed = wire.parseServerMessage((data as Buffer).toString('utf8'), this.streamSid);
     if (!parsed.ok) {
       this.recordProtocolError(parsed.error);
       return;

@@ -17,7 +17,7 @@ export function waitForEvent<Events extends Record<keyof Events, unknown[]>, Nam
     const listener = (...args: unknown[]): void => {
       if (!predicate(...(args as Events[Name]))) return;
       cleanup();
-      resolve(args[0] as Events[Name][0]);
+      resolve(args[0]);
     };
     const timer = setTimeout(() => {
       cleanup();
