@@ -19,11 +19,17 @@ export const CALL_STATUSES = [
 ] as const;
 export type CallStatus = (typeof CALL_STATUSES)[number];
 
-const TERMINAL_CALL_STATUSES: ReadonlySet<string> = new Set<CallStatus>(['completed', 'busy', 'failed', 'no-answer', 'canceled']);
+/** Statuses after which Twilio sends nothing more for the call. */
+export const TERMINAL_CALL_STATUSES = ['completed', 'busy', 'failed', 'no-answer', 'canceled'] as const satisfies readonly CallStatus[];
+const TERMINAL_STATUS_SET: ReadonlySet<string> = new Set<string>(TERMINAL_CALL_STATUSES);
+
+export function isCallStatus(value: string): value is CallStatus {
+  return (CALL_STATUSES as readonly string[]).includes(value);
+}
 
 /** A terminal status is final: later callbacks cannot move the call out of it. */
-export function isTerminalCallStatus(status: string): status is 'completed' | 'busy' | 'failed' | 'no-answer' | 'canceled' {
-  return TERMINAL_CALL_STATUSES.has(status);
+export function isTerminalCallStatus(status: string): status is (typeof TERMINAL_CALL_STATUSES)[number] {
+  return TERMINAL_STATUS_SET.has(status);
 }
 
 function requiredString(field: string) {
