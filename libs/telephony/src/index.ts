@@ -20,7 +20,6 @@ export * from './messages/media-payload';
 export * from './messages/outbound-messages';
 export * from './session/media-stream-events';
 export { MediaStreamSession, type MediaStreamSessionOptions } from './session/media-stream-session';
-export { MULAW_SILENCE_BYTE, OutboundAudioFramer } from './session/outbound-audio-framer';
 export { OutstandingMarks, type ResolvedMark } from './session/outstanding-marks';
 export * from './twiml';
 export * from './public-urls';

@@ -16,7 +16,7 @@ import type {
   MediaStreamTransport,
   ProtocolErrorCode,
 } from './media-stream-events';
-import { OutboundAudioFramer } from './outbound-audio-framer';
+import { FrameChunker, MULAW_SILENCE } from '@switchboard/audio';
 import { OutstandingMarks } from './outstanding-marks';
 import { rawExcerpt } from './raw-excerpt';
 
@@ -75,7 +75,8 @@ export class MediaStreamSession {
   // Reused while frames keep the same size, so a steady stream allocates no view per frame.
   private payloadView: Uint8Array = this.payloadBuffer.subarray(0, 0);
   private readonly marks = new OutstandingMarks();
-  private readonly framer: OutboundAudioFramer;
+  /** Twilio wants outbound media in whole 160-byte frames; the remainder waits for more audio. */
+  private readonly framer: FrameChunker<Uint8Array>;
   private readonly stats = zeroCounters();
 
   constructor(
@@ -87,7 +88,11 @@ export class MediaStreamSession {
     if (!Number.isInteger(frameBytes) || frameBytes <= 0 || frameBytes % MULAW_FRAME_BYTES !== 0) {
       throw new RangeError(`outboundFrameBytes must be a positive multiple of ${MULAW_FRAME_BYTES}, got ${frameBytes}`);
     }
-    this.framer = new OutboundAudioFramer(frameBytes, (frame) => this.sendFrame(frame));
+    this.framer = new FrameChunker<Uint8Array>(Uint8Array, {
+      frameLength: frameBytes,
+      padValue: MULAW_SILENCE,
+      onFrame: (frame) => this.sendFrame(frame),
+    });
   }
 
   get state(): MediaStreamState {
@@ -109,7 +114,7 @@ export class MediaStreamSession {
 
   /** Outbound bytes held back until a full frame, flushAudio() or sendMark(). */
   get pendingOutboundBytes(): number {
-    return this.framer.pendingByteCount;
+    return this.framer.pendingLength;
   }
 
   /** A fresh snapshot on every read; later traffic does not change the returned object. */
@@ -145,7 +150,7 @@ export class MediaStreamSession {
   /** Sends the held-back remainder, padded with silence to a whole frame. */
   flushAudio(): boolean {
     if (!this.canSend()) return false;
-    this.stats.paddingBytesOut += this.framer.flush();
+    this.stats.paddingBytesOut += this.framer.flush('pad');
     return true;
   }
 
@@ -156,7 +161,7 @@ export class MediaStreamSession {
       return false;
     }
     if (!this.canSend()) return false;
-    this.stats.paddingBytesOut += this.framer.flush();
+    this.stats.paddingBytesOut += this.framer.flush('pad');
     this.transport.send(buildMarkMessage(this.currentStreamSid as string, name));
     this.marks.add(name);
     this.stats.marksSent += 1;
@@ -186,7 +191,7 @@ export class MediaStreamSession {
     return false;
   }
 
-  private sendFrame(frame: Buffer): void {
+  private sendFrame(frame: Uint8Array): void {
     this.transport.send(buildMediaMessage(this.currentStreamSid as string, frame));
     this.stats.mediaFramesOut += 1;
     this.stats.mediaBytesOut += frame.length;
