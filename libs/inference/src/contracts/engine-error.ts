@@ -1,0 +1,30 @@
+/** Why an engine call failed. `retryable` says whether the same request may succeed if repeated. */
+export type EngineErrorCode =
+  | 'timeout'
+  | 'unavailable'
+  | 'rate_limited'
+  | 'unauthorized'
+  | 'bad_request'
+  | 'malformed_response'
+  | 'circuit_open'
+  | 'model_missing'
+  | 'inference_failed'
+  | 'cancelled';
+
+export class EngineError extends Error {
+  override readonly name = 'EngineError';
+
+  constructor(
+    /** The engine that failed, e.g. 'openai-stt', 'silero-vad'. */
+    readonly engine: string,
+    readonly code: EngineErrorCode,
+    message: string,
+    readonly retryable: boolean,
+    options?: { cause?: unknown; httpStatus?: number },
+  ) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.httpStatus = options?.httpStatus;
+  }
+
+  readonly httpStatus: number | undefined;
+}

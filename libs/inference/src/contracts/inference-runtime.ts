@@ -1,0 +1,40 @@
+import type { InferenceDevice } from './compute-usage';
+import type { TensorData } from './tensor';
+
+/** How a model is loaded: one onnxruntime session per model per worker, shared by every call. */
+export interface ModelLoadSpec {
+  /** Registry name, e.g. 'silero-vad', 'whisper-base.en/encoder'. */
+  name: string;
+  /** Absolute path to the .onnx file. */
+  path: string;
+  /** Batch rows gathered by the micro-batching scheduler for this model (1: no batching). */
+  maxBatchRows?: number;
+}
+
+/** Per-run context: which call the work is for (for usage accounting and cancellation). */
+export interface RunContext {
+  callId?: string;
+  signal?: AbortSignal;
+}
+
+export interface ModelRunResult {
+  outputs: Record<string, TensorData>;
+  queueWaitMs: number;
+  runMs: number;
+}
+
+/** A loaded model. `run` executes in a worker thread, never on the caller's event loop. */
+export interface ModelHandle {
+  readonly name: string;
+  readonly device: InferenceDevice;
+  readonly inputNames: readonly string[];
+  readonly outputNames: readonly string[];
+  run(feeds: Record<string, TensorData>, context?: RunContext): Promise<ModelRunResult>;
+}
+
+/** Hosts onnxruntime sessions off the event loop; chooses the execution provider at load. */
+export interface InferenceRuntime {
+  readonly device: InferenceDevice;
+  loadModel(spec: ModelLoadSpec): Promise<ModelHandle>;
+  close(): Promise<void>;
+}
