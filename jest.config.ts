@@ -8,7 +8,7 @@ const moduleNameMapper = {
 
 // ts-jest in transpile-only mode: type errors are caught by `npm run typecheck`,
 // so the test run stays fast on a 2-core machine.
-const transform = {
+const transform: Config['transform'] = {
   '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.spec.json' }],
 };
 

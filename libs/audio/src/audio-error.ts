@@ -2,6 +2,8 @@
 export type AudioErrorCode =
   | 'invalid_sample_rate'
   | 'invalid_quality'
+  | 'invalid_kernel'
+  | 'unsupported_kernel'
   | 'invalid_frame_length'
   | 'output_too_small'
   | 'invalid_tone'

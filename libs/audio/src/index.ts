@@ -6,7 +6,7 @@ export { SAMPLE_RATE_TWILIO, FRAME_MS } from './audio-constants';
 export { AudioError, type AudioErrorCode } from './audio-error';
 export { decodeMulaw, encodeMulaw, decodeMulawSample, encodeMulawSample, MULAW_SILENCE } from './codec/mulaw';
 export { decodeAlaw, encodeAlaw, decodeAlawSample, encodeAlawSample, ALAW_SILENCE } from './codec/alaw';
-export { StreamingResampler, type ResamplerOptions, type ResamplerQuality } from './resampler/streaming-resampler';
+export { StreamingResampler, type ResamplerOptions, type ResamplerQuality, type ResamplerKernel } from './resampler/streaming-resampler';
 export { QUALITY_TARGETS, type QualityTargets } from './resampler/resampler-plan';
 export { FrameChunker, type FrameChunkerOptions, type FlushMode, type FrameArray } from './frames/frame-chunker';
 export { readWav, writeWav, type WavAudio, type WavWriteInput, type WavSourceEncoding } from './wav/wav';

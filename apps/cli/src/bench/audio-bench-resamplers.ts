@@ -12,7 +12,7 @@ export interface FrameResampler {
 }
 
 export interface ResamplerContender {
-  readonly id: 'switchboard' | 'speex-q4' | 'libsamplerate-fastest' | 'linear';
+  readonly id: 'switchboard' | 'switchboard-ts' | 'speex-q4' | 'libsamplerate-fastest' | 'linear';
   readonly label: string;
   /** For libraries whose construction is asynchronous: get `count` instances ready for create(). */
   prepare?(inputRate: number, outputRate: number, count: number): Promise<void>;
@@ -26,12 +26,17 @@ function outputCapacity(inputLength: number, inputRate: number, outputRate: numb
 
 const MAX_FRAME_SAMPLES = 4096;
 
-export function switchboardContender(): ResamplerContender {
+/**
+ * Ours, 'telephony' quality. 'auto' is what callers get (the WASM SIMD kernel wherever the runtime
+ * has WebAssembly SIMD) and is the row --check holds to speex; 'typescript' forces the fallback.
+ */
+export function switchboardContender(kernel: 'auto' | 'typescript'): ResamplerContender {
+  const resolved = new StreamingResampler({ inputRate: 8000, outputRate: 16000, kernel }).kernel;
   return {
-    id: 'switchboard',
-    label: 'switchboard (TS)',
+    id: kernel === 'auto' ? 'switchboard' : 'switchboard-ts',
+    label: resolved === 'wasm-simd' ? 'switchboard (WASM SIMD)' : kernel === 'auto' ? 'switchboard (auto: TS, no SIMD)' : 'switchboard (TS)',
     create(inputRate, outputRate) {
-      const resampler = new StreamingResampler({ inputRate, outputRate, quality: 'telephony' });
+      const resampler = new StreamingResampler({ inputRate, outputRate, quality: 'telephony', kernel });
       return { process: (frame) => resampler.process(frame), dispose: () => undefined };
     },
   };

@@ -1,14 +1,15 @@
 /**
  * `npm run bench:audio [-- --check] [-- --skip-quality]`
  *
- * Side by side, in one process: our StreamingResampler ('telephony' quality) against speexdsp
+ * Side by side, in one process: our StreamingResampler ('telephony' quality) on its default
+ * kernel (WASM SIMD where available) and on the forced TypeScript fallback, against speexdsp
  * quality 4 (WASM SIMD), libsamplerate SINC_FASTEST (WASM) and a naive linear interpolator, on
  * 20 ms frames for each listed conversion; then our G.711 codecs against `alawmulaw`. Prints a
  * table, then one `BENCH_JSON {...}` line with every figure.
  *
- * --check exits 1 when our resampler is slower than speex q4 on any conversion, or a codec is
- * slower than alawmulaw (best-round times on both sides). Otherwise the exit code is 0 unless
- * something is broken.
+ * --check exits 1 when our resampler on its default kernel is slower than speex q4 on any
+ * conversion, or a codec is slower than alawmulaw (best-round times on both sides). The forced
+ * TypeScript row is informational. Otherwise the exit code is 0 unless something is broken.
  */
 import { cpus } from 'node:os';
 import { benchCodecs, type CodecRow } from './audio-bench-codecs';
@@ -47,7 +48,7 @@ async function main(): Promise<number> {
   const check = args.has('--check');
   const skipQuality = args.has('--skip-quality');
   const startedAt = Date.now();
-  const contenders = [switchboardContender(), await speexContender(4), await libsamplerateContender(), linearContender()];
+  const contenders = [switchboardContender('auto'), switchboardContender('typescript'), await speexContender(4), await libsamplerateContender(), linearContender()];
 
   const rows: ResamplerRow[] = [];
   for (const [inputRate, outputRate] of CONVERSIONS) {

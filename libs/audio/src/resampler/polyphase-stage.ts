@@ -95,16 +95,10 @@ export class PolyphaseStage {
     this.branchLength = Math.ceil(prototype.length / upFactor);
     this.lookback = this.branchLength - 1;
     this.blocked = upFactor <= MAX_BLOCKED_BRANCHES;
-    this.flatTaps = new Float64Array(upFactor * this.branchLength);
+    this.flatTaps = flatBranchTaps(prototype, upFactor);
     const branches: Branch[] = [];
     for (let p = 0; p < upFactor; p++) {
-      const full = this.flatTaps.subarray(p * this.branchLength, (p + 1) * this.branchLength);
-      // Oldest sample first: window index j meets x[i - (branchLength - 1) + j], tap h[p + (B-1-j)L].
-      for (let j = 0; j < this.branchLength; j++) {
-        const index = p + (this.branchLength - 1 - j) * upFactor;
-        full[j] = index < prototype.length ? prototype[index]! : 0;
-      }
-      branches.push(makeBranch(full, downFactor));
+      branches.push(makeBranch(this.flatTaps.subarray(p * this.branchLength, (p + 1) * this.branchLength), downFactor));
     }
     this.branches = pairMirrorBranches(branches, downFactor);
     this.branchFirst = new Int32Array(upFactor);
@@ -247,12 +241,34 @@ export class PolyphaseStage {
   }
 }
 
-function makeBranch(full: Float64Array, stride: number): Branch {
+/**
+ * Every branch's taps in window order (oldest sample first), branch p at [p * B, (p + 1) * B) with
+ * B = ceil(N / L): window index j meets x[i - (B - 1) + j] and holds tap h[p + (B - 1 - j) L].
+ * Shared with the SIMD stage (simd-chain.ts).
+ */
+export function flatBranchTaps(prototype: Float64Array, upFactor: number): Float64Array {
+  const branchLength = Math.ceil(prototype.length / upFactor);
+  const flat = new Float64Array(upFactor * branchLength);
+  for (let p = 0; p < upFactor; p++) {
+    for (let j = 0; j < branchLength; j++) {
+      const index = p + (branchLength - 1 - j) * upFactor;
+      flat[p * branchLength + j] = index < prototype.length ? prototype[index]! : 0;
+    }
+  }
+  return flat;
+}
+
+/** A branch without its leading and trailing zero taps, and where the rest starts in the window. */
+export function trimZeroTaps(full: Float64Array): { taps: Float64Array; windowOffset: number } {
   let start = 0;
   let end = full.length;
   while (start < end && full[start] === 0) start++;
   while (end > start && full[end - 1] === 0) end--;
-  const taps = full.slice(start, end);
+  return { taps: full.slice(start, end), windowOffset: end > start ? start : 0 };
+}
+
+function makeBranch(full: Float64Array, stride: number): Branch {
+  const { taps, windowOffset: start } = trimZeroTaps(full);
   if (taps.length === 0) {
     return { taps: new Float64Array(1), windowOffset: 0, kind: 'copy', copyGain: 0, passStart: 0, passStep: 1 };
   }

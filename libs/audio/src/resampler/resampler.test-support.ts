@@ -1,5 +1,8 @@
 import { StreamingResampler, type ResamplerOptions } from './streaming-resampler';
 
+/** Both kernels: every behavioural spec runs on each (outputs differ between them by rounding only). */
+export const KERNELS = ['wasm-simd', 'typescript'] as const;
+
 /** Feeds `input` in chunks of the given sizes (cycled), then flushes; returns everything produced. */
 export function resampleInChunks(resampler: StreamingResampler, input: Int16Array, chunkSizes: readonly number[], flush = true): Int16Array {
   const parts: Int16Array[] = [];

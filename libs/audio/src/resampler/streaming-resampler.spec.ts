@@ -2,7 +2,7 @@ import { AudioError } from '../audio-error';
 import { rmsDbfs } from '../analysis/signal-metrics';
 import { sineTone } from '../analysis/tone';
 import { StreamingResampler } from './streaming-resampler';
-import { CONVERSIONS, resampleInChunks } from './resampler.test-support';
+import { CONVERSIONS, KERNELS, resampleInChunks } from './resampler.test-support';
 
 /** Band-limited test signal with some noise: exercises every tap, not just one frequency. */
 function testSignal(sampleRate: number, durationMs: number): Int16Array {
@@ -19,13 +19,13 @@ function testSignal(sampleRate: number, durationMs: number): Int16Array {
 
 const label = ([input, output]: readonly [number, number]): string => `${input} -> ${output}`;
 
-describe('StreamingResampler', () => {
+describe.each(KERNELS)('StreamingResampler (%s kernel)', (kernel) => {
   describe.each(CONVERSIONS.map((c) => [label(c), c] as const))('%s', (_name, [inputRate, outputRate]) => {
     const input = testSignal(inputRate, 300);
     const frame = (inputRate * 20) / 1000;
 
     it('gives bit-identical output in 20 ms frames, odd-sized chunks and one go', () => {
-      const resampler = new StreamingResampler({ inputRate, outputRate });
+      const resampler = new StreamingResampler({ inputRate, outputRate, kernel });
       const oneGo = resampleInChunks(resampler, input, [input.length]);
       const frames = resampleInChunks(resampler, input, [frame]);
       const odd = resampleInChunks(resampler, input, [1, 7, 333, 2, frame + 1, 0, 64]);
@@ -36,7 +36,7 @@ describe('StreamingResampler', () => {
     });
 
     it('reports its group delay, and an impulse comes out exactly there', () => {
-      const resampler = new StreamingResampler({ inputRate, outputRate });
+      const resampler = new StreamingResampler({ inputRate, outputRate, kernel });
       expect(resampler.delayOutputSamples).toBe(Math.round(resampler.delayOutputSamples));
       expect(resampler.delayMs).toBeCloseTo((resampler.delayOutputSamples * 1000) / outputRate, 9);
       expect(resampler.delayInputSamples).toBeCloseTo((resampler.delayMs * inputRate) / 1000, 6);
@@ -57,7 +57,7 @@ describe('StreamingResampler', () => {
     });
 
     it('predicts output lengths exactly and flush() ends on the last input sample', () => {
-      const resampler = new StreamingResampler({ inputRate, outputRate });
+      const resampler = new StreamingResampler({ inputRate, outputRate, kernel });
       let total = 0;
       for (const size of [frame, 1, 0, 999, frame]) {
         const expected = resampler.outputLengthFor(size);
@@ -73,7 +73,7 @@ describe('StreamingResampler', () => {
 
   it('keeps state across frames: a tone split at frame boundaries has no seams', () => {
     const tone = sineTone({ frequencyHz: 1000, sampleRate: 8000, durationMs: 200, amplitudeDbfs: -3 });
-    const resampler = new StreamingResampler({ inputRate: 8000, outputRate: 16000 });
+    const resampler = new StreamingResampler({ inputRate: 8000, outputRate: 16000, kernel });
     const out = resampleInChunks(resampler, tone, [160], false);
     const delay = resampler.delayOutputSamples;
     // Compare with the ideal 16 kHz tone, delayed: the worst error anywhere (frame seams included)
@@ -87,7 +87,7 @@ describe('StreamingResampler', () => {
   });
 
   it('reuses its output view while frame lengths repeat (no allocation per frame)', () => {
-    const resampler = new StreamingResampler({ inputRate: 16000, outputRate: 8000 });
+    const resampler = new StreamingResampler({ inputRate: 16000, outputRate: 8000, kernel });
     const frame = new Int16Array(320);
     resampler.process(frame);
     const first = resampler.process(frame);
@@ -96,8 +96,8 @@ describe('StreamingResampler', () => {
   });
 
   it('processInto writes into a caller array and checks its size', () => {
-    const resampler = new StreamingResampler({ inputRate: 8000, outputRate: 24000 });
-    const reference = new StreamingResampler({ inputRate: 8000, outputRate: 24000 });
+    const resampler = new StreamingResampler({ inputRate: 8000, outputRate: 24000, kernel });
+    const reference = new StreamingResampler({ inputRate: 8000, outputRate: 24000, kernel });
     const input = testSignal(8000, 20);
     const out = new Int16Array(480);
     expect(resampler.processInto(input, out)).toBe(reference.outputLengthFor(160));
@@ -107,7 +107,7 @@ describe('StreamingResampler', () => {
   });
 
   it('reset() starts a new stream: the same input gives the same output again', () => {
-    const resampler = new StreamingResampler({ inputRate: 24000, outputRate: 8000 });
+    const resampler = new StreamingResampler({ inputRate: 24000, outputRate: 8000, kernel });
     const input = testSignal(24000, 60);
     const first = resampler.process(input).slice();
     resampler.process(testSignal(24000, 40));
@@ -117,7 +117,7 @@ describe('StreamingResampler', () => {
 
   it('saturates instead of wrapping on full-scale input', () => {
     const square = Int16Array.from({ length: 1600 }, (_, i) => (Math.floor(i / 20) % 2 === 0 ? 32767 : -32768));
-    const out = new StreamingResampler({ inputRate: 8000, outputRate: 16000 }).process(square);
+    const out = new StreamingResampler({ inputRate: 8000, outputRate: 16000, kernel }).process(square);
     // The filter overshoots (Gibbs); clipped values pin at the rails, and no sign flips appear
     // in the middle of a half-period.
     expect(Math.max(...out)).toBe(32767);
@@ -129,7 +129,7 @@ describe('StreamingResampler', () => {
   });
 
   it('passes audio through untouched when the rates are equal', () => {
-    const resampler = new StreamingResampler({ inputRate: 16000, outputRate: 16000 });
+    const resampler = new StreamingResampler({ inputRate: 16000, outputRate: 16000, kernel });
     const input = testSignal(16000, 20);
     expect(resampler.process(input)).toEqual(input);
     expect(resampler.delayMs).toBe(0);
@@ -137,7 +137,7 @@ describe('StreamingResampler', () => {
   });
 
   it('flush() of an empty stream returns nothing', () => {
-    expect(new StreamingResampler({ inputRate: 8000, outputRate: 16000 }).flush()).toHaveLength(0);
+    expect(new StreamingResampler({ inputRate: 8000, outputRate: 16000, kernel }).flush()).toHaveLength(0);
   });
 
   it('refuses invalid rates and qualities with a non-retryable error', () => {
@@ -151,12 +151,12 @@ describe('StreamingResampler', () => {
     }
     expect(() => new StreamingResampler({ inputRate: 8000, outputRate: 16000, quality: 'best' as never })).toThrow(AudioError);
     // 44100 -> 47999 would need 47999 polyphase branches.
-    expect(() => new StreamingResampler({ inputRate: 44100, outputRate: 47999 })).toThrow(/polyphase branches/);
+    expect(() => new StreamingResampler({ inputRate: 44100, outputRate: 47999, kernel })).toThrow(/polyphase branches/);
   });
 
   it("offers a 'high' quality: deeper stop band for a longer delay", () => {
-    const telephony = new StreamingResampler({ inputRate: 16000, outputRate: 8000 });
-    const high = new StreamingResampler({ inputRate: 16000, outputRate: 8000, quality: 'high' });
+    const telephony = new StreamingResampler({ inputRate: 16000, outputRate: 8000, kernel });
+    const high = new StreamingResampler({ inputRate: 16000, outputRate: 8000, quality: 'high', kernel });
     expect(high.delayMs).toBeGreaterThan(telephony.delayMs);
     // A full-scale tone just above the output Nyquist frequency: telephony lets ~-85 dBFS of alias
     // through, 'high' nothing measurable above the output's rounding noise.

@@ -7,10 +7,13 @@
  *  - No allocation per frame: all buffers are preallocated and only grow when a call brings more
  *    input than any before it; process() returns a view that is reused while its length repeats.
  *  - Linear phase with a reported, whole-sample delay (see resampler-plan.ts, alignedStage).
- *  - Speed goal: speexdsp quality 4 (WASM, SIMD) on 20 ms frames, in plain TypeScript, measured
- *    side by side by `npm run bench:audio`. Reached for 8k -> 16k, 8k -> 24k (about parity) and
- *    22.05k -> 8k (~1.7x faster); not for the sharp decimators, 16k -> 8k (~0.5x) and 24k -> 8k
- *    (~0.7x), where speex's 4-wide SIMD meets our scalar loop on the same amount of filtering.
+ *  - Speed: at least as fast as speexdsp quality 4 (WASM SIMD) on 20 ms frames, measured side by
+ *    side by `npm run bench:audio` (its --check fails otherwise). The scalar TypeScript kernels
+ *    (kernels/*.ts) got there only for 8k -> 16k and 22.05k -> 8k (16k -> 8k ~0.5x, 24k -> 8k
+ *    ~0.6x: speex's 4-wide SIMD against a scalar loop), so the default kernel is our own
+ *    WebAssembly SIMD FIR (kernels/fir-simd.wat, simd-chain.ts): 2.1x (16k -> 8k) to 5.7x
+ *    (22.05k -> 8k) speex's speed on a shared 2-core EPYC, upsamplers included (3.1x, 3.7x).
+ *    The TypeScript kernels stay as the fallback where WebAssembly SIMD is missing (`kernel`).
  *
  * Filter design, 'telephony' quality (pass band to 0.85 of the lower Nyquist frequency, i.e.
  * 3.4 kHz at 8 kHz; >= 83 dB designed where the issue asks >= 80). Figures are measured on the
@@ -33,20 +36,33 @@
  * Downsampling stops from the output Nyquist frequency up (nothing aliases into the output band);
  * upsampling rejects images of pass-band tones (from inputRate - passEdge up).
  * Structure per ratio: zero taps of Nyquist filters are skipped (one interpolator branch is a
- * plain copy), symmetric branches share multiplies, and consecutive outputs of a branch share
- * loads (kernels/).
+ * plain copy). The TypeScript kernels also fold symmetric branches (the "multiplied per output"
+ * column above) and share loads between consecutive outputs of a branch; the SIMD kernel
+ * multiplies every tap, four at a time, with four outputs sharing each tap load (fir-simd.wat).
  */
-import { PolyphaseStage } from './polyphase-stage';
+import { firSimdSupported } from './kernels/fir-simd-runtime';
 import { planStages, type ResamplerQuality } from './resampler-plan';
+import { SimdChain } from './simd-chain';
+import { TypeScriptChain, type StageChain } from './typescript-chain';
 import { AudioError } from '../audio-error';
 
 export type { ResamplerQuality } from './resampler-plan';
+
+/**
+ * Which inner loops run the filters. 'wasm-simd': float32 WebAssembly SIMD (kernels/fir-simd.wat),
+ * the fast path; 'typescript': float64 plain TypeScript (kernels/*.ts), the portable fallback.
+ * Outputs of the two differ by rounding only (at most 1 LSB). 'auto' (default): 'wasm-simd' where
+ * the runtime supports WebAssembly SIMD (Node >= 16.4, current browsers), else 'typescript'.
+ */
+export type ResamplerKernel = 'auto' | 'wasm-simd' | 'typescript';
 
 export interface ResamplerOptions {
   readonly inputRate: number;
   readonly outputRate: number;
   /** 'telephony' (default): >= 80 dB stop band, flat to 0.85 of Nyquist. 'high': 100 dB, 0.9. */
   readonly quality?: ResamplerQuality;
+  /** Default 'auto'; forcing 'wasm-simd' where SIMD is unsupported throws 'unsupported_kernel'. */
+  readonly kernel?: ResamplerKernel;
 }
 
 const MAX_RATE = 384_000;
@@ -55,15 +71,16 @@ export class StreamingResampler {
   readonly inputRate: number;
   readonly outputRate: number;
   readonly quality: ResamplerQuality;
+  /** The kernel this instance runs ('auto' resolved). */
+  readonly kernel: Exclude<ResamplerKernel, 'auto'>;
   /** Group delay, in input samples (a whole number for every ratio whose rates share a 1 ms grid). */
   readonly delayInputSamples: number;
   /** Group delay, in output samples (always a whole number). */
   readonly delayOutputSamples: number;
   readonly delayMs: number;
 
-  private readonly stages: readonly PolyphaseStage[];
-  /** Float64 output of each stage (the last one feeds the Int16 conversion). */
-  private stageOutputs: Float64Array[];
+  /** The filters; null when the rates are equal (a plain copy). */
+  private readonly chain: StageChain | null;
   private output: Int16Array;
   private outputView: Int16Array;
   private readonly flushZeros: Int16Array;
@@ -84,22 +101,14 @@ export class StreamingResampler {
     this.inputRate = inputRate;
     this.outputRate = outputRate;
     this.quality = quality;
-    this.stages = planStages(inputRate, outputRate, quality).map(
-      (plan) =>
-        new PolyphaseStage({
-          inputRate: plan.inputRate,
-          upFactor: plan.upFactor,
-          downFactor: plan.downFactor,
-          prototype: plan.filter.taps,
-          gridOffset: plan.gridOffset,
-        }),
-    );
-    const delaySeconds = this.stages.reduce((sum, stage) => sum + stage.delaySeconds, 0);
+    this.kernel = resolveKernel(options.kernel ?? 'auto');
+    const plans = planStages(inputRate, outputRate, quality);
+    this.chain = plans.length === 0 ? null : this.kernel === 'wasm-simd' ? new SimdChain(plans) : new TypeScriptChain(plans);
+    const delaySeconds = this.chain?.delaySeconds ?? 0;
     this.delayOutputSamples = Math.round(delaySeconds * outputRate);
     // Rounded to 1e-9 sample: whole numbers come out whole, not 17.999999999999996.
     this.delayInputSamples = Math.round(delaySeconds * inputRate * 1e9) / 1e9;
     this.delayMs = delaySeconds * 1000;
-    this.stageOutputs = this.stages.map(() => new Float64Array(0));
     this.output = new Int16Array(0);
     this.outputView = this.output;
     this.flushZeros = new Int16Array(256);
@@ -107,10 +116,7 @@ export class StreamingResampler {
 
   /** Exact number of samples the next process() of `inputLength` samples will return. */
   outputLengthFor(inputLength: number): number {
-    if (this.stages.length === 0) return inputLength;
-    let length = inputLength;
-    for (const stage of this.stages) length = stage.outputLengthFor(length);
-    return length;
+    return this.chain === null ? inputLength : this.chain.outputLengthFor(inputLength);
   }
 
   /**
@@ -118,7 +124,7 @@ export class StreamingResampler {
    * The result is a view over an internal buffer: valid until the next call, copy it to keep it.
    */
   process(input: Int16Array): Int16Array {
-    const count = this.processInternal(input, input.length);
+    const count = this.processInternal(input);
     return this.viewOf(count);
   }
 
@@ -128,7 +134,7 @@ export class StreamingResampler {
     if (output.length < needed) {
       throw new AudioError('output_too_small', `output holds ${output.length} samples, ${needed} needed`);
     }
-    const count = this.processInternal(input, input.length);
+    const count = this.processInternal(input);
     output.set(this.output.subarray(0, count));
     return count;
   }
@@ -144,7 +150,7 @@ export class StreamingResampler {
     const tail = new Int16Array(Math.max(0, target - this.outputSamplesSinceReset));
     let produced = 0;
     while (produced < tail.length) {
-      const count = this.processInternal(this.flushZeros, this.flushZeros.length);
+      const count = this.processInternal(this.flushZeros);
       const take = Math.min(count, tail.length - produced);
       tail.set(this.output.subarray(0, take), produced);
       produced += take;
@@ -155,36 +161,19 @@ export class StreamingResampler {
 
   /** Forgets all history (the next sample starts a new stream). */
   reset(): void {
-    for (const stage of this.stages) stage.reset();
+    this.chain?.reset();
     this.inputSamplesSinceReset = 0;
     this.outputSamplesSinceReset = 0;
   }
 
-  private processInternal(input: Int16Array, inputLength: number): number {
-    this.inputSamplesSinceReset += inputLength;
-    if (this.stages.length === 0) {
-      this.ensureOutputCapacity(inputLength);
-      this.output.set(input.subarray(0, inputLength));
-      this.outputSamplesSinceReset += inputLength;
-      return inputLength;
-    }
-    let source: Int16Array | Float64Array = input;
-    let sourceLength = inputLength;
-    for (let s = 0; s < this.stages.length; s++) {
-      const stage = this.stages[s]!;
-      const needed = stage.outputLengthFor(sourceLength);
-      let buffer = this.stageOutputs[s]!;
-      if (buffer.length < needed) {
-        buffer = new Float64Array(needed + (needed >> 1));
-        this.stageOutputs[s] = buffer;
-      }
-      sourceLength = stage.process(source, sourceLength, buffer);
-      source = buffer;
-    }
-    this.ensureOutputCapacity(sourceLength);
-    toInt16(source as Float64Array, this.output, sourceLength);
-    this.outputSamplesSinceReset += sourceLength;
-    return sourceLength;
+  private processInternal(input: Int16Array): number {
+    this.inputSamplesSinceReset += input.length;
+    const count = this.outputLengthFor(input.length);
+    this.ensureOutputCapacity(count);
+    if (this.chain === null) this.output.set(input);
+    else this.chain.process(input, this.output);
+    this.outputSamplesSinceReset += count;
+    return count;
   }
 
   private ensureOutputCapacity(length: number): void {
@@ -202,14 +191,16 @@ export class StreamingResampler {
   }
 }
 
-/**
- * Rounds half up (as Math.round) and saturates. Shifting into 0..65535 first lets `| 0` (a plain
- * truncation, and floor for non-negative values) do the rounding; measured ~25% faster.
- */
-function toInt16(source: Float64Array, target: Int16Array, length: number): void {
-  for (let i = 0; i < length; i++) {
-    let v = source[i]! + 32768.5;
-    v = v < 0 ? 0 : v > 65535 ? 65535 : v;
-    target[i] = (v | 0) - 32768;
+function resolveKernel(kernel: ResamplerKernel): Exclude<ResamplerKernel, 'auto'> {
+  switch (kernel) {
+    case 'typescript':
+      return kernel;
+    case 'wasm-simd':
+      if (!firSimdSupported()) throw new AudioError('unsupported_kernel', 'WebAssembly SIMD is not available in this runtime; use kernel: "auto" or "typescript"');
+      return kernel;
+    case 'auto':
+      return firSimdSupported() ? 'wasm-simd' : 'typescript';
+    default:
+      throw new AudioError('invalid_kernel', `kernel must be 'auto', 'wasm-simd' or 'typescript', got ${String(kernel)}`);
   }
 }
