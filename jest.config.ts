@@ -25,6 +25,7 @@ const config: Config = {
       testMatch: ['<rootDir>/test/integration/**/*.spec.ts'],
       globalSetup: '<rootDir>/test/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+      setupFilesAfterEnv: ['<rootDir>/test/support/slow-test-timeout.ts'],
     },
     // End-to-end specs boot the real server and dial it with the simulated Twilio caller.
     {
@@ -33,6 +34,7 @@ const config: Config = {
       testMatch: ['<rootDir>/test/e2e/**/*.e2e-spec.ts'],
       globalSetup: '<rootDir>/test/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+      setupFilesAfterEnv: ['<rootDir>/test/support/slow-test-timeout.ts'],
     },
   ],
 };

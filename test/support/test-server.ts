@@ -45,6 +45,8 @@ export async function startTestServer(env: Record<string, string | undefined> = 
     TWILIO_ACCOUNT_SID: accountSid,
     TWILIO_AUTH_TOKEN: authToken,
     DATABASE_URL: testDatabaseUrl(),
+    // global-setup migrated the run's database once; the embedded-database test turns this back on.
+    MIGRATE_ON_START: env['DATABASE_URL'] === '' ? 'true' : 'false',
     ADMIN_API_KEY: adminApiKey,
     ECHO_AGENT_NUMBER: echoNumber,
     LOG_LEVEL: process.env['TEST_LOG_LEVEL'] ?? 'silent',

@@ -25,7 +25,11 @@ export class AppModule {
       imports: [
         ConfigModule.forRoot(config),
         LoggingModule.forRoot(config),
-        DatabaseModule.forRoot({ databaseUrl: config.database.url, dataDir: config.database.dataDir }),
+        DatabaseModule.forRoot({
+          databaseUrl: config.database.url,
+          dataDir: config.database.dataDir,
+          migrate: config.database.migrateOnStart,
+        }),
       ],
       controllers: [HealthController, CallsController, TwilioWebhooksController],
       providers: [

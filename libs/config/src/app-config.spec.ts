@@ -5,7 +5,7 @@ describe('loadAppConfig', () => {
     const config = loadAppConfig({});
     expect(config.port).toBe(3000);
     expect(config.publicBaseUrl).toBe('http://localhost:3000');
-    expect(config.database).toEqual({ url: undefined, dataDir: './data' });
+    expect(config.database).toEqual({ url: undefined, dataDir: './data', migrateOnStart: true });
     expect(config.logLevel).toBe('info');
     expect(config.twilio.authToken).toBeUndefined();
   });

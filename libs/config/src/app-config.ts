@@ -15,6 +15,7 @@ export interface AppConfig {
     /** Undefined: embedded PGlite under `dataDir`. */
     url: string | undefined;
     dataDir: string;
+    migrateOnStart: boolean;
   };
   adminApiKey: string | undefined;
   logLevel: Environment['LOG_LEVEL'];
@@ -46,7 +47,7 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     port: e.PORT,
     publicBaseUrl: e.PUBLIC_BASE_URL ?? `http://localhost:${e.PORT}`,
     twilio: { accountSid: e.TWILIO_ACCOUNT_SID, authToken: e.TWILIO_AUTH_TOKEN },
-    database: { url: e.DATABASE_URL, dataDir: e.DATA_DIR },
+    database: { url: e.DATABASE_URL, dataDir: e.DATA_DIR, migrateOnStart: e.MIGRATE_ON_START },
     adminApiKey: e.ADMIN_API_KEY,
     logLevel: e.LOG_LEVEL,
     streamTokenTtlMs: e.STREAM_TOKEN_TTL_MS,

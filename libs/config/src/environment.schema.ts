@@ -34,6 +34,11 @@ export const environmentSchema = z
     /** Unset: an embedded Postgres (PGlite) is served on loopback from DATA_DIR. */
     DATABASE_URL: optionalString(postgresUrl),
     DATA_DIR: z.string().min(1).default('./data'),
+    /** Apply pending migrations at start-up (turn off when a separate job migrates the database). */
+    MIGRATE_ON_START: z
+      .enum(['true', 'false'], { message: "must be 'true' or 'false'" })
+      .default('true')
+      .transform((value) => value === 'true'),
     /** Bootstraps the first organization's admin key (stored hashed, never logged). */
     ADMIN_API_KEY: optionalString(z.string().min(24, { message: 'must be at least 24 characters' })),
     LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
