@@ -20,11 +20,14 @@ export class EngineError extends Error {
     readonly code: EngineErrorCode,
     message: string,
     readonly retryable: boolean,
-    options?: { cause?: unknown; httpStatus?: number },
+    options?: { cause?: unknown; httpStatus?: number; retryAfterMs?: number },
   ) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.httpStatus = options?.httpStatus;
+    this.retryAfterMs = options?.retryAfterMs;
   }
 
   readonly httpStatus: number | undefined;
+  /** How long to wait before repeating, when the server (Retry-After) or an open circuit says. */
+  readonly retryAfterMs: number | undefined;
 }

@@ -9,6 +9,13 @@ export interface ModelLoadSpec {
   path: string;
   /** Batch rows gathered by the micro-batching scheduler for this model (1: no batching). */
   maxBatchRows?: number;
+  /**
+   * Which axis of each input and output is the batch axis, for models whose batch axis is not 0
+   * (Silero's `state` is [2, B, 128]). Absent: every input and output batches along axis 0. When
+   * given, an input not listed is shared by the whole batch (e.g. Silero's `sr` scalar): requests
+   * are batched together only when their shared inputs are equal.
+   */
+  batchAxes?: { inputs: Record<string, number>; outputs: Record<string, number> };
 }
 
 /** Per-run context: which call the work is for (for usage accounting and cancellation). */

@@ -1,0 +1,68 @@
+import { availableParallelism } from 'node:os';
+import type { ComputeUsageSink, InferenceDevice } from '../contracts';
+
+/** What the runtime logs through: Nest's Logger fits, so does pino or `console`. */
+export interface InferenceLogger {
+  log(message: string): void;
+  warn(message: string): void;
+}
+
+/** One batch as the scheduler ran it: for metrics and the benchmark. */
+export interface BatchRecord {
+  model: string;
+  device: InferenceDevice;
+  /** Requests and rows in the batch. */
+  requests: number;
+  rows: number;
+  /** How long the batch's first request waited for others to join (the scheduler's added delay). */
+  gatherMs: number;
+  runMs: number;
+}
+
+export interface InferenceRuntimeOptions {
+  /** 'auto' (default): CUDA when it works here, else CPU with one log line saying why. */
+  device?: 'auto' | 'cuda' | 'cpu';
+  /** Worker threads; default min(2, available cores). */
+  workers?: number;
+  /** onnxruntime intra-op threads per session, per worker; default 1 (workers x threads <= cores). */
+  intraOpThreads?: number;
+  /** onnxruntime inter-op threads; default 1 (sequential execution: the graphs are small). */
+  interOpThreads?: number;
+  logger?: InferenceLogger;
+  usageSink?: ComputeUsageSink;
+  /** Longest time a request waits for others to join its batch; default 2 ms. */
+  batchMaxDelayMs?: number;
+  onBatch?: (batch: BatchRecord) => void;
+}
+
+export interface ResolvedRuntimeOptions {
+  device: 'auto' | 'cuda' | 'cpu';
+  workers: number;
+  intraOpThreads: number;
+  interOpThreads: number;
+  batchMaxDelayMs: number;
+}
+
+export function resolveRuntimeOptions(options: InferenceRuntimeOptions): ResolvedRuntimeOptions {
+  const device = options.device ?? 'auto';
+  if (device !== 'auto' && device !== 'cuda' && device !== 'cpu') {
+    throw new RangeError(`inference device must be 'auto', 'cuda' or 'cpu', got ${JSON.stringify(device)}`);
+  }
+  return {
+    device,
+    workers: positiveInteger('workers', options.workers ?? Math.min(2, availableParallelism())),
+    intraOpThreads: positiveInteger('intraOpThreads', options.intraOpThreads ?? 1),
+    interOpThreads: positiveInteger('interOpThreads', options.interOpThreads ?? 1),
+    batchMaxDelayMs: nonNegative('batchMaxDelayMs', options.batchMaxDelayMs ?? 2),
+  };
+}
+
+function positiveInteger(name: string, value: number): number {
+  if (!Number.isInteger(value) || value < 1) throw new RangeError(`${name} must be a positive integer, got ${value}`);
+  return value;
+}
+
+function nonNegative(name: string, value: number): number {
+  if (!Number.isFinite(value) || value < 0) throw new RangeError(`${name} must be a finite number >= 0, got ${value}`);
+  return value;
+}

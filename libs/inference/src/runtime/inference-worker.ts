@@ -1,0 +1,136 @@
+/**
+ * Inference worker thread: owns one onnxruntime session per model and runs them, so ONNX never
+ * runs on the caller's event loop (one Node thread serialises ONNX runs; several workers do not).
+ *
+ * Messages are handled strictly in arrival order: a replacement worker receives its model loads
+ * before any run, and a run must never see a session that is still being created.
+ */
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { parentPort } from 'node:worker_threads';
+import * as ort from 'onnxruntime-node';
+import type { TensorData } from '../contracts';
+import { PROBE_MODEL_BASE64 } from './probe-model';
+import { transferListOf, type TensorMetadata, type WorkerRequest, type WorkerResponse, type WorkerSessionSettings } from './worker-protocol';
+
+const port = parentPort;
+if (!port) throw new Error('inference-worker must run in a worker thread');
+
+const sessions = new Map<string, ort.InferenceSession>();
+let pending: Promise<void> = Promise.resolve();
+
+port.on('message', (request: WorkerRequest) => {
+  pending = pending.then(() => handle(request));
+});
+
+async function handle(request: WorkerRequest): Promise<void> {
+  try {
+    switch (request.type) {
+      case 'probe_cuda':
+        reply(await probeCuda(request.requestId));
+        return;
+      case 'load':
+        reply(await load(request.requestId, request.modelKey, request.path, request.settings));
+        return;
+      case 'run':
+        await run(request.requestId, request.modelKey, request.feeds);
+        return;
+    }
+  } catch (error) {
+    reply({ type: 'failed', requestId: request.requestId, message: error instanceof Error ? error.message : String(error) });
+  }
+}
+
+function reply(response: WorkerResponse, transfer: ArrayBuffer[] = []): void {
+  port!.postMessage(response, transfer);
+}
+
+async function load(requestId: number, modelKey: string, path: string, settings: WorkerSessionSettings): Promise<WorkerResponse> {
+  const previous = sessions.get(modelKey);
+  if (previous) return { type: 'loaded', requestId, ...metadataOf(previous) };
+  const session = await ort.InferenceSession.create(path, sessionOptions(settings));
+  sessions.set(modelKey, session);
+  return { type: 'loaded', requestId, ...metadataOf(session) };
+}
+
+async function run(requestId: number, modelKey: string, feeds: Record<string, TensorData>): Promise<void> {
+  const session = sessions.get(modelKey);
+  if (!session) throw new Error(`model ${modelKey} is not loaded in this worker`);
+  const ortFeeds: Record<string, ort.Tensor> = {};
+  for (const [name, tensor] of Object.entries(feeds)) {
+    ortFeeds[name] = new ort.Tensor(tensor.type, tensor.data, tensor.dims);
+  }
+  const startedAt = performance.now();
+  const results = await session.run(ortFeeds);
+  const runMs = performance.now() - startedAt;
+  const outputs: Record<string, TensorData> = {};
+  for (const [name, value] of Object.entries(results)) outputs[name] = toTensorData(name, value);
+  reply({ type: 'result', requestId, outputs, runMs }, transferListOf(outputs));
+}
+
+function toTensorData(name: string, tensor: ort.Tensor): TensorData {
+  switch (tensor.type) {
+    case 'float32':
+    case 'float16':
+    case 'int64':
+    case 'int32':
+    case 'int8':
+    case 'uint8':
+    case 'bool':
+      return { type: tensor.type, data: tensor.data as TensorData['data'], dims: [...tensor.dims] };
+    default:
+      throw new Error(`output ${name} has element type ${tensor.type}, which the runtime does not carry`);
+  }
+}
+
+function metadataOf(session: ort.InferenceSession): { inputs: TensorMetadata[]; outputs: TensorMetadata[] } {
+  const describe = (metadata: readonly ort.InferenceSession.ValueMetadata[]): TensorMetadata[] =>
+    metadata.map((entry) => (entry.isTensor ? { name: entry.name, type: entry.type, shape: [...entry.shape] } : { name: entry.name, type: 'non-tensor', shape: [] }));
+  return { inputs: describe(session.inputMetadata), outputs: describe(session.outputMetadata) };
+}
+
+function sessionOptions(settings: WorkerSessionSettings): ort.InferenceSession.SessionOptions {
+  return {
+    executionProviders: settings.executionProvider === 'cuda' ? [{ name: 'cuda', deviceId: 0 }] : ['cpu'],
+    intraOpNumThreads: settings.intraOpNumThreads,
+    interOpNumThreads: settings.interOpNumThreads,
+    executionMode: settings.executionMode,
+    graphOptimizationLevel: settings.graphOptimizationLevel,
+    enableCpuMemArena: true,
+    enableMemPattern: true,
+    // Failures reach the caller as EngineErrors carrying onnxruntime's message; printing them
+    // natively to stderr as well would only duplicate them outside the application's logger.
+    logSeverityLevel: 4,
+  };
+}
+
+/**
+ * Whether a CUDA session can be created here. The CPU build of onnxruntime-node lacks the
+ * provider libraries (they are fetched at install time with ONNXRUNTIME_NODE_INSTALL=cuda12), so
+ * look for them first: trying without them makes onnxruntime print a native error to stderr.
+ */
+async function probeCuda(requestId: number): Promise<WorkerResponse> {
+  const backends = ort.listSupportedBackends().map((backend) => backend.name);
+  if (!backends.includes('cuda')) {
+    return { type: 'probed', requestId, cudaAvailable: false, reason: `onnxruntime-node has no CUDA backend on ${process.platform}/${process.arch}` };
+  }
+  const libraryDir = join(dirname(require.resolve('onnxruntime-node')), '..', 'bin', 'napi-v6', process.platform, process.arch);
+  const providerLibrary = process.platform === 'win32' ? 'onnxruntime_providers_cuda.dll' : 'libonnxruntime_providers_cuda.so';
+  if (!existsSync(join(libraryDir, providerLibrary))) {
+    return {
+      type: 'probed',
+      requestId,
+      cudaAvailable: false,
+      reason: `onnxruntime-node CPU build: ${providerLibrary} is missing; install with ONNXRUNTIME_NODE_INSTALL=cuda12`,
+    };
+  }
+  try {
+    const probe = await ort.InferenceSession.create(Buffer.from(PROBE_MODEL_BASE64, 'base64'), { executionProviders: [{ name: 'cuda', deviceId: 0 }], logSeverityLevel: 3 });
+    await probe.release();
+    return { type: 'probed', requestId, cudaAvailable: true, reason: 'CUDA session created' };
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    return { type: 'probed', requestId, cudaAvailable: false, reason: `creating a CUDA session failed: ${message.split('\n')[0]}` };
+  }
+}

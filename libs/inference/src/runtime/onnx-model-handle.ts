@@ -1,0 +1,58 @@
+import type { InferenceDevice, ModelHandle, ModelLoadSpec, ModelRunResult, RunContext, TensorData } from '../contracts';
+import { BatchScheduler, type BatchSchedulerConfig } from './batch-scheduler';
+import { validateFeeds } from './feed-validation';
+import type { ResolvedBatchAxes } from './tensor-batching';
+import type { LoadedModelMetadata } from './worker-pool';
+
+/** A loaded model: validates each request, then hands it to the model's batch scheduler. */
+export class OnnxModelHandle implements ModelHandle {
+  readonly inputNames: readonly string[];
+  readonly outputNames: readonly string[];
+  private readonly scheduler: BatchScheduler;
+
+  constructor(
+    readonly name: string,
+    readonly device: InferenceDevice,
+    readonly metadata: LoadedModelMetadata,
+    schedulerConfig: BatchSchedulerConfig,
+  ) {
+    this.inputNames = metadata.inputs.map((input) => input.name);
+    this.outputNames = metadata.outputs.map((output) => output.name);
+    this.scheduler = new BatchScheduler(schedulerConfig);
+  }
+
+  async run(feeds: Record<string, TensorData>, context?: RunContext): Promise<ModelRunResult> {
+    validateFeeds(this.name, feeds, this.metadata.inputs);
+    return this.scheduler.submit(feeds, context);
+  }
+
+  /** Sends whatever is still gathering, without waiting for the batch delay. */
+  flush(): void {
+    this.scheduler.flushAll();
+  }
+}
+
+/** The spec's batch axes, checked against the model; absent: axis 0 for every input and output. */
+export function resolveBatchAxes(spec: ModelLoadSpec, metadata: LoadedModelMetadata): ResolvedBatchAxes {
+  if (!spec.batchAxes) {
+    return {
+      inputs: new Map(metadata.inputs.map((input) => [input.name, 0])),
+      outputs: new Map(metadata.outputs.map((output) => [output.name, 0])),
+    };
+  }
+  const check = (kind: 'input' | 'output', axes: Record<string, number>, known: LoadedModelMetadata['inputs']): Map<string, number> => {
+    const resolved = new Map<string, number>();
+    for (const [name, axis] of Object.entries(axes)) {
+      const entry = known.find((candidate) => candidate.name === name);
+      if (!entry) throw new RangeError(`${spec.name}: batchAxes names ${kind} '${name}', which the model does not have`);
+      if (!Number.isInteger(axis) || axis < 0 || axis >= entry.shape.length) {
+        throw new RangeError(`${spec.name}: batch axis ${axis} of ${kind} '${name}' is outside its ${entry.shape.length} dims`);
+      }
+      resolved.set(name, axis);
+    }
+    return resolved;
+  };
+  const inputs = check('input', spec.batchAxes.inputs, metadata.inputs);
+  if (inputs.size === 0) throw new RangeError(`${spec.name}: batchAxes must batch at least one input`);
+  return { inputs, outputs: check('output', spec.batchAxes.outputs, metadata.outputs) };
+}

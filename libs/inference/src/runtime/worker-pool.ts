@@ -1,0 +1,212 @@
+/**
+ * A fixed pool of inference worker threads. Every worker holds a session for every loaded model,
+ * so a batch can go to whichever worker has the least work queued. A worker that dies is replaced
+ * at once (its model loads are replayed first); the runs it had in flight fail as retryable.
+ */
+import type { Worker } from 'node:worker_threads';
+import { EngineError, type TensorData } from '../contracts';
+import type { InferenceLogger } from './inference-runtime-options';
+import { launchInferenceWorker } from './worker-launcher';
+import { transferListOf, type TensorMetadata, type WorkerRequest, type WorkerResponse, type WorkerSessionSettings } from './worker-protocol';
+
+export const RUNTIME_ENGINE = 'inference-runtime';
+const MAX_RESTART_DELAY_MS = 30_000;
+
+/** A request without its id: the pool numbers requests itself. */
+type UnnumberedRequest = WorkerRequest extends infer R ? (R extends WorkerRequest ? Omit<R, 'requestId'> : never) : never;
+
+interface PendingRequest {
+  resolve(response: WorkerResponse): void;
+  reject(error: Error): void;
+}
+
+interface WorkerSlot {
+  readonly index: number;
+  worker: Worker;
+  readonly inFlight: Map<number, PendingRequest>;
+  /** Set when we end the worker ourselves, so its exit is not treated as a crash. */
+  expectedExit: boolean;
+  /** False between a crash and the replacement's start: runs go to other workers meanwhile. */
+  alive: boolean;
+  /** Crashes since this slot's worker last answered anything: spaces out replacements. */
+  crashesWithoutAnswer: number;
+}
+
+interface ModelLoad {
+  modelKey: string;
+  path: string;
+  settings: WorkerSessionSettings;
+}
+
+export interface LoadedModelMetadata {
+  inputs: TensorMetadata[];
+  outputs: TensorMetadata[];
+}
+
+export class WorkerPool {
+  private readonly slots: WorkerSlot[] = [];
+  private readonly loads: ModelLoad[] = [];
+  private nextRequestId = 1;
+  private nextSlot = 0;
+  private closed = false;
+
+  constructor(
+    workerCount: number,
+    private readonly logger: InferenceLogger,
+  ) {
+    for (let index = 0; index < workerCount; index++) this.slots.push(this.startSlot(index));
+  }
+
+  get workerCount(): number {
+    return this.slots.length;
+  }
+
+  /** Asks one worker whether a CUDA session can be created (see inference-worker.ts). */
+  async probeCuda(): Promise<{ cudaAvailable: boolean; reason: string }> {
+    const response = await this.send(this.slots[0]!, { type: 'probe_cuda' });
+    if (response.type !== 'probed') throw unexpected(response);
+    return { cudaAvailable: response.cudaAvailable, reason: response.reason };
+  }
+
+  /** Loads the model in every worker (and in every future replacement worker). */
+  async load(modelKey: string, path: string, settings: WorkerSessionSettings): Promise<LoadedModelMetadata> {
+    // Recorded first, so a worker replaced while this load is under way loads the model too.
+    const load: ModelLoad = { modelKey, path, settings };
+    this.loads.push(load);
+    let responses: WorkerResponse[];
+    try {
+      const alive = this.slots.filter((slot) => slot.alive);
+      if (alive.length === 0) throw new EngineError(RUNTIME_ENGINE, 'unavailable', 'every inference worker is restarting after a crash', true);
+      responses = await Promise.all(alive.map((slot) => this.send(slot, { type: 'load', ...load })));
+    } catch (error) {
+      this.loads.splice(this.loads.indexOf(load), 1);
+      throw error;
+    }
+    const first = responses[0]!;
+    if (first.type !== 'loaded') throw unexpected(first);
+    return { inputs: first.inputs, outputs: first.outputs };
+  }
+
+  /** Runs on the least busy worker; the feeds' buffers are transferred (unusable afterwards). */
+  async run(modelKey: string, feeds: Record<string, TensorData>): Promise<{ outputs: Record<string, TensorData>; runMs: number; workerIndex: number }> {
+    const slot = this.leastBusySlot();
+    if (!slot) throw new EngineError(RUNTIME_ENGINE, 'unavailable', 'every inference worker is restarting after a crash', true);
+    const response = await this.send(slot, { type: 'run', modelKey, feeds }, transferListOf(feeds));
+    if (response.type !== 'result') throw unexpected(response);
+    return { outputs: response.outputs, runMs: response.runMs, workerIndex: slot.index };
+  }
+
+  /**
+   * Ends one worker as if it had crashed: its in-flight runs fail (retryable) and a replacement
+   * starts. For operators (a stuck native run) and for proving the recovery path in tests.
+   */
+  async terminateWorker(index: number): Promise<void> {
+    const slot = this.slots[index];
+    if (!slot) throw new RangeError(`no worker ${index} (pool has ${this.slots.length})`);
+    await slot.worker.terminate();
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const closing = new EngineError(RUNTIME_ENGINE, 'cancelled', 'inference runtime closed', false);
+    await Promise.all(
+      this.slots.map(async (slot) => {
+        slot.expectedExit = true;
+        this.failInFlight(slot, closing);
+        await slot.worker.terminate();
+      }),
+    );
+  }
+
+  private startSlot(index: number): WorkerSlot {
+    const slot: WorkerSlot = { index, worker: launchInferenceWorker(), inFlight: new Map(), expectedExit: false, alive: true, crashesWithoutAnswer: 0 };
+    this.attach(slot);
+    return slot;
+  }
+
+  private attach(slot: WorkerSlot): void {
+    const worker = slot.worker;
+    worker.on('message', (response: WorkerResponse) => {
+      slot.crashesWithoutAnswer = 0;
+      const pending = slot.inFlight.get(response.requestId);
+      if (!pending) return;
+      slot.inFlight.delete(response.requestId);
+      if (response.type === 'failed') pending.reject(new Error(response.message));
+      else pending.resolve(response);
+    });
+    worker.on('error', (error) => this.logger.warn(`Inference worker ${slot.index} failed: ${error.message}`));
+    worker.on('exit', (code) => {
+      // A late exit of a worker that was already replaced concerns nobody.
+      if (slot.worker !== worker) return;
+      if (slot.expectedExit || this.closed) return;
+      slot.alive = false;
+      this.failInFlight(slot, new EngineError(RUNTIME_ENGINE, 'inference_failed', `inference worker ${slot.index} exited (code ${code}) with runs in flight`, true));
+      this.scheduleReplacement(slot);
+    });
+  }
+
+  /**
+   * At once after a crash; a worker that keeps dying before answering anything (a broken
+   * install, a model that crashes onnxruntime on load) is restarted with a growing pause
+   * (0.1 s doubling to 30 s) instead of in a tight loop.
+   */
+  private scheduleReplacement(slot: WorkerSlot): void {
+    const crashes = ++slot.crashesWithoutAnswer;
+    const delayMs = crashes <= 1 ? 0 : Math.min(MAX_RESTART_DELAY_MS, 100 * 2 ** (crashes - 2));
+    this.logger.warn(
+      `Inference worker ${slot.index} exited unexpectedly; starting a replacement${delayMs > 0 ? ` in ${delayMs} ms (crash ${crashes} in a row)` : ''} and reloading ${this.loads.length} model(s)`,
+    );
+    if (delayMs === 0) {
+      this.replace(slot);
+      return;
+    }
+    const timer = setTimeout(() => {
+      if (!this.closed) this.replace(slot);
+    }, delayMs);
+    timer.unref();
+  }
+
+  private replace(slot: WorkerSlot): void {
+    slot.worker = launchInferenceWorker();
+    slot.alive = true;
+    this.attach(slot);
+    for (const load of this.loads) {
+      // Posted before any run can be, and the worker handles messages in order.
+      this.send(slot, { type: 'load', ...load }).catch((error: unknown) =>
+        this.logger.warn(`Replacement inference worker ${slot.index} could not load ${load.modelKey}: ${error instanceof Error ? error.message : String(error)}`),
+      );
+    }
+  }
+
+  private failInFlight(slot: WorkerSlot, error: EngineError): void {
+    const pending = [...slot.inFlight.values()];
+    slot.inFlight.clear();
+    for (const request of pending) request.reject(error);
+  }
+
+  private leastBusySlot(): WorkerSlot | undefined {
+    // Rotate the starting point so equal loads alternate between workers.
+    const count = this.slots.length;
+    let best: WorkerSlot | undefined;
+    for (let offset = 0; offset < count; offset++) {
+      const candidate = this.slots[(this.nextSlot + offset) % count]!;
+      if (candidate.alive && (!best || candidate.inFlight.size < best.inFlight.size)) best = candidate;
+    }
+    if (best) this.nextSlot = (best.index + 1) % count;
+    return best;
+  }
+
+  private send(slot: WorkerSlot, request: UnnumberedRequest, transfer: ArrayBuffer[] = []): Promise<WorkerResponse> {
+    if (this.closed) return Promise.reject(new EngineError(RUNTIME_ENGINE, 'cancelled', 'inference runtime closed', false));
+    const requestId = this.nextRequestId++;
+    return new Promise<WorkerResponse>((resolve, reject) => {
+      slot.inFlight.set(requestId, { resolve, reject });
+      slot.worker.postMessage({ ...request, requestId }, transfer);
+    });
+  }
+}
+
+function unexpected(response: WorkerResponse): Error {
+  return new Error(`unexpected inference worker response '${response.type}'`);
+}

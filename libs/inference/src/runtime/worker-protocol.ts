@@ -1,0 +1,42 @@
+/**
+ * Messages between the runtime (caller's thread) and an inference worker thread. Tensors travel
+ * as plain TensorData whose typed-array buffers are transferred, not copied, in both directions.
+ */
+import type { TensorData } from '../contracts';
+
+/** Session settings sent with every load, so every worker builds identical sessions. */
+export interface WorkerSessionSettings {
+  executionProvider: 'cpu' | 'cuda';
+  intraOpNumThreads: number;
+  interOpNumThreads: number;
+  executionMode: 'sequential' | 'parallel';
+  graphOptimizationLevel: 'disabled' | 'basic' | 'extended' | 'all';
+}
+
+export type WorkerRequest =
+  | { type: 'probe_cuda'; requestId: number }
+  | { type: 'load'; requestId: number; modelKey: string; path: string; settings: WorkerSessionSettings }
+  | { type: 'run'; requestId: number; modelKey: string; feeds: Record<string, TensorData> };
+
+export interface TensorMetadata {
+  name: string;
+  type: string;
+  /** Fixed sizes as numbers, symbolic ones (e.g. 'batch') as strings. */
+  shape: Array<number | string>;
+}
+
+export type WorkerResponse =
+  | { type: 'probed'; requestId: number; cudaAvailable: boolean; reason: string }
+  | { type: 'loaded'; requestId: number; inputs: TensorMetadata[]; outputs: TensorMetadata[] }
+  | { type: 'result'; requestId: number; outputs: Record<string, TensorData>; runMs: number }
+  | { type: 'failed'; requestId: number; message: string };
+
+/** The typed-array buffers to hand over with a message (each buffer listed once). */
+export function transferListOf(tensors: Record<string, TensorData>): ArrayBuffer[] {
+  const buffers = new Set<ArrayBuffer>();
+  for (const tensor of Object.values(tensors)) {
+    // SharedArrayBuffers are shared, not transferred; listing one would throw.
+    if (tensor.data.buffer instanceof ArrayBuffer) buffers.add(tensor.data.buffer);
+  }
+  return [...buffers];
+}
