@@ -1,0 +1,50 @@
+import { join } from 'node:path';
+import { writeKokoroStandIn } from './kokoro-stand-in';
+import { writePiperStandIn } from './piper-stand-in';
+import { writeSmartTurnStandIn } from './smart-turn-stand-in';
+import type { StandInSize } from './whisper-dimensions';
+import { writeWhisperStandIn } from './whisper-stand-in';
+
+export type StandInModelName = 'whisper' | 'kokoro' | 'piper' | 'smart-turn';
+export const STAND_IN_MODEL_NAMES: readonly StandInModelName[] = ['whisper', 'kokoro', 'piper', 'smart-turn'];
+
+/** Where each stand-in lands inside the output folder, in its family's standard layout. */
+export interface StandInModelPaths {
+  /** Whisper folder (config/tokenizer JSON + onnx/). */
+  whisper: string;
+  /** Kokoro folder (config.json, onnx/model.onnx, voices/). */
+  kokoro: string;
+  /** Piper voice .onnx (its .onnx.json beside it). */
+  piper: string;
+  /** Smart Turn classifier .onnx. */
+  smartTurn: string;
+}
+
+export function standInModelPaths(outputDir: string): StandInModelPaths {
+  return {
+    whisper: join(outputDir, 'whisper-stand-in'),
+    kokoro: join(outputDir, 'kokoro-stand-in'),
+    piper: join(outputDir, 'piper-stand-in', 'en_US-stand-in-medium.onnx'),
+    smartTurn: join(outputDir, 'smart-turn-stand-in', 'smart-turn-stand-in.onnx'),
+  };
+}
+
+export interface BuildStandInOptions {
+  size?: StandInSize;
+  models?: readonly StandInModelName[];
+}
+
+/**
+ * Builds stand-in ONNX models with the real models' input/output signatures and file layouts,
+ * so the real loading code and real onnxruntime sessions can be tested without weights.
+ */
+export async function buildStandInModels(outputDir: string, options: BuildStandInOptions = {}): Promise<StandInModelPaths> {
+  const paths = standInModelPaths(outputDir);
+  const size = options.size ?? 'small';
+  const models = new Set(options.models ?? STAND_IN_MODEL_NAMES);
+  if (models.has('whisper')) await writeWhisperStandIn(paths.whisper, { size });
+  if (models.has('kokoro')) await writeKokoroStandIn(paths.kokoro, { size });
+  if (models.has('piper')) await writePiperStandIn(paths.piper, { size });
+  if (models.has('smart-turn')) await writeSmartTurnStandIn(paths.smartTurn, { size });
+  return paths;
+}

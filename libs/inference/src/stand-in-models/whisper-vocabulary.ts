@@ -1,0 +1,163 @@
+import { BYTE_TO_CHAR, byteCharsToBytes, pretokenize } from '../asr/local/byte-level-encoding';
+import { SeededRandom } from './seeded-random';
+
+/**
+ * The stand-in Whisper vocabulary, laid out like the real multilingual one: byte tokens, BPE merges
+ * (learned here from a short English corpus), then the special tokens in Whisper's order
+ * (<|endoftext|>, <|startoftranscript|>, one per language, <|translate|>, <|transcribe|>,
+ * <|startoflm|>, <|startofprev|>, <|nospeech|>, <|notimestamps|>, timestamps). At the realistic
+ * size the ids are exactly whisper-base's (eot 50257 ... vocab 51865).
+ */
+
+/** Whisper's language tokens, in token-id order. */
+export const WHISPER_LANGUAGES: readonly string[] = (
+  'en zh de es ru ko fr ja pt tr pl ca nl ar sv it id hi fi vi he uk el ms cs ro da hu ta no th ur hr bg lt la mi ml cy sk ' +
+  'te fa lv bn sr az sl kn et mk br eu is hy ne mn bs kk sq sw gl mr pa si km sn yo so af oc ka be tg sd gu am yi lo uz ' +
+  'fo ht ps tk nn mt sa lb my bo tl mg as tt haw ln ha ba jw su'
+).split(' ');
+
+const CORPUS =
+  'hi i am calling about my order. the order number is four five six seven. please transfer me to someone in billing. ' +
+  'wait, stop. i have a different question. that is all. thank you, goodbye. what time do you open tomorrow morning? ' +
+  'can you tell me the status of my account? i would like to speak with an agent about the payment on my card. ' +
+  'yes, that is right. no, thank you. could you repeat that please? the delivery was late and the box was damaged.';
+
+export interface WhisperVocabularyOptions {
+  merges: number;
+  /** Regular (non-special) tokens in total; filler words pad the vocab up to it (realistic size). */
+  regularTokens?: number;
+  languages: number;
+  timestampTokens: number;
+}
+
+export interface WhisperVocabulary {
+  tokenizerJson: object;
+  vocabSize: number;
+  ids: {
+    endOfText: number;
+    startOfTranscript: number;
+    languages: Record<string, number>;
+    translate: number;
+    transcribe: number;
+    startOfLm: number;
+    startOfPrev: number;
+    noSpeech: number;
+    noTimestamps: number;
+  };
+  /** Regular tokens whose bytes are plain English letters, spaces or punctuation. */
+  readableTokenIds: number[];
+}
+
+export function buildWhisperVocabulary(options: WhisperVocabularyOptions): WhisperVocabulary {
+  const vocab: Record<string, number> = {};
+  const tokens: string[] = [];
+  const add = (token: string): number => {
+    vocab[token] = tokens.length;
+    tokens.push(token);
+    return tokens.length - 1;
+  };
+  // Byte tokens in the GPT-2 order (printable bytes first), then merges as learned.
+  for (const char of [...BYTE_TO_CHAR].sort((a, b) => a.codePointAt(0)! - b.codePointAt(0)!)) add(char);
+  const merges = learnMerges(CORPUS, options.merges);
+  for (const [left, right] of merges) add(left + right);
+  const random = new SeededRandom(50257);
+  while (options.regularTokens !== undefined && tokens.length < options.regularTokens) {
+    const word = '\u0120' + Array.from({ length: 3 + random.int(5) }, () => String.fromCharCode(97 + random.int(26))).join('');
+    if (vocab[word] === undefined) add(word);
+  }
+
+  const addedTokens: Array<{ id: number; content: string; special: boolean }> = [];
+  const special = (content: string): number => {
+    const id = tokens.length;
+    tokens.push(content);
+    addedTokens.push({ id, content, special: true });
+    return id;
+  };
+  const endOfText = special('<|endoftext|>');
+  const startOfTranscript = special('<|startoftranscript|>');
+  const languages: Record<string, number> = {};
+  for (const code of WHISPER_LANGUAGES.slice(0, options.languages)) languages[code] = special(`<|${code}|>`);
+  const translate = special('<|translate|>');
+  const transcribe = special('<|transcribe|>');
+  const startOfLm = special('<|startoflm|>');
+  const startOfPrev = special('<|startofprev|>');
+  const noSpeech = special('<|nospeech|>');
+  const noTimestamps = special('<|notimestamps|>');
+  for (let i = 0; i < options.timestampTokens; i++) special(`<|${(i * 0.02).toFixed(2)}|>`);
+
+  const readableTokenIds: number[] = [];
+  const decoder = new TextDecoder();
+  for (let id = 0; id < endOfText; id++) {
+    if (/^[a-zA-Z ,.?']+$/.test(decoder.decode(byteCharsToBytes(tokens[id] as string)))) readableTokenIds.push(id);
+  }
+
+  const tokenizerJson = {
+    version: '1.0',
+    truncation: null,
+    padding: null,
+    added_tokens: addedTokens.map((t) => ({ ...t, single_word: false, lstrip: false, rstrip: false, normalized: false })),
+    normalizer: null,
+    pre_tokenizer: { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: true },
+    post_processor: { type: 'ByteLevel', add_prefix_space: true, trim_offsets: false, use_regex: true },
+    decoder: { type: 'ByteLevel', add_prefix_space: true, trim_offsets: true, use_regex: true },
+    model: {
+      type: 'BPE',
+      dropout: null,
+      unk_token: null,
+      continuing_subword_prefix: '',
+      end_of_word_suffix: '',
+      fuse_unk: false,
+      vocab,
+      merges: merges.map(([left, right]) => `${left} ${right}`),
+    },
+  };
+  return {
+    tokenizerJson,
+    vocabSize: tokens.length,
+    ids: { endOfText, startOfTranscript, languages, translate, transcribe, startOfLm, startOfPrev, noSpeech, noTimestamps },
+    readableTokenIds,
+  };
+}
+
+/** Plain BPE training: repeatedly merge the most frequent adjacent pair (ties: first in sort order). */
+function learnMerges(corpus: string, count: number): Array<[string, string]> {
+  const wordCounts = new Map<string, number>();
+  for (const word of pretokenize(corpus)) wordCounts.set(word, (wordCounts.get(word) ?? 0) + 1);
+  let words = [...wordCounts].map(([word, n]) => ({ parts: Array.from(word), n }));
+  const merges: Array<[string, string]> = [];
+  while (merges.length < count) {
+    const pairCounts = new Map<string, number>();
+    for (const { parts, n } of words) {
+      for (let i = 0; i < parts.length - 1; i++) {
+        const key = `${parts[i]} ${parts[i + 1]}`;
+        pairCounts.set(key, (pairCounts.get(key) ?? 0) + n);
+      }
+    }
+    let best: string | undefined;
+    let bestCount = 0;
+    for (const [key, n] of [...pairCounts].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+      if (n > bestCount) {
+        best = key;
+        bestCount = n;
+      }
+    }
+    if (best === undefined) break;
+    const space = best.indexOf(' ', 1);
+    const left = best.slice(0, space);
+    const right = best.slice(space + 1);
+    merges.push([left, right]);
+    words = words.map(({ parts, n }) => {
+      const merged: string[] = [];
+      for (let i = 0; i < parts.length; i++) {
+        if (i < parts.length - 1 && parts[i] === left && parts[i + 1] === right) {
+          merged.push(left + right);
+          i++;
+        } else {
+          merged.push(parts[i] as string);
+        }
+      }
+      return { parts: merged, n };
+    });
+  }
+  return merges;
+}

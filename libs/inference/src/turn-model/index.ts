@@ -1,0 +1,1 @@
+export { SmartTurnClassifier, type SmartTurnClassifierOptions } from './smart-turn-classifier';
