@@ -8,6 +8,7 @@ import { BootstrapService } from './bootstrap/bootstrap.service';
 import { CallsController } from './calls/calls.controller';
 import { PersistenceErrorFilter } from './common/persistence-error.filter';
 import { HealthController } from './health/health.controller';
+import { InferenceService } from './inference/inference.service';
 import { LoggingModule } from './logging/logging.module';
 import { MediaStreamGateway } from './media/media-stream.gateway';
 import { MediaStreamService } from './media/media-stream.service';
@@ -42,6 +43,7 @@ export class AppModule {
         MediaStreamGateway,
         AgentEngines,
         BootstrapService,
+        InferenceService,
       ],
     };
   }

@@ -8,6 +8,7 @@ describe('loadAppConfig', () => {
     expect(config.database).toEqual({ url: undefined, dataDir: './data', migrateOnStart: true });
     expect(config.logLevel).toBe('info');
     expect(config.twilio.authToken).toBeUndefined();
+    expect(config.inference).toEqual({ modelsDir: './models', device: 'auto', workers: undefined, batchMaxDelayMs: 2 });
   });
 
   it('reads every variable and strips the trailing slash of PUBLIC_BASE_URL', () => {
@@ -44,16 +45,17 @@ describe('loadAppConfig', () => {
         DATABASE_URL: 'mysql://x',
         ADMIN_API_KEY: secret,
         LOG_LEVEL: 'loud',
+        INFERENCE_DEVICE: 'tpu',
       });
     } catch (caught) {
       error = caught;
     }
     expect(error).toBeInstanceOf(ConfigValidationError);
     const message = (error as Error).message;
-    for (const name of ['PORT', 'PUBLIC_BASE_URL', 'TWILIO_ACCOUNT_SID', 'TWILIO_AUTH_TOKEN', 'DATABASE_URL', 'ADMIN_API_KEY', 'LOG_LEVEL']) {
+    for (const name of ['PORT', 'PUBLIC_BASE_URL', 'TWILIO_ACCOUNT_SID', 'TWILIO_AUTH_TOKEN', 'DATABASE_URL', 'ADMIN_API_KEY', 'LOG_LEVEL', 'INFERENCE_DEVICE']) {
       expect(message).toContain(`${name}:`);
     }
-    expect((error as ConfigValidationError).problems).toHaveLength(7);
+    expect((error as ConfigValidationError).problems).toHaveLength(8);
     expect(message).not.toContain(secret);
   });
 

@@ -19,6 +19,12 @@ export interface AppConfig {
   };
   adminApiKey: string | undefined;
   logLevel: Environment['LOG_LEVEL'];
+  inference: {
+    modelsDir: string;
+    device: Environment['INFERENCE_DEVICE'];
+    workers: number | undefined;
+    batchMaxDelayMs: number;
+  };
   streamTokenTtlMs: number;
   echoAgentNumber: string | undefined;
 }
@@ -50,6 +56,12 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     database: { url: e.DATABASE_URL, dataDir: e.DATA_DIR, migrateOnStart: e.MIGRATE_ON_START },
     adminApiKey: e.ADMIN_API_KEY,
     logLevel: e.LOG_LEVEL,
+    inference: {
+      modelsDir: e.MODELS_DIR,
+      device: e.INFERENCE_DEVICE,
+      workers: e.INFERENCE_WORKERS,
+      batchMaxDelayMs: e.INFERENCE_BATCH_DELAY_MS,
+    },
     streamTokenTtlMs: e.STREAM_TOKEN_TTL_MS,
     echoAgentNumber: e.ECHO_AGENT_NUMBER,
   };

@@ -42,6 +42,14 @@ export const environmentSchema = z
     /** Bootstraps the first organization's admin key (stored hashed, never logged). */
     ADMIN_API_KEY: optionalString(z.string().min(24, { message: 'must be at least 24 characters' })),
     LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
+    /** Where pulled models live (`npm run models -- pull <name>`). */
+    MODELS_DIR: z.string().min(1).default('./models'),
+    /** Execution provider for local inference: CUDA when available (auto), or forced. */
+    INFERENCE_DEVICE: z.enum(['auto', 'cuda', 'cpu']).default('auto'),
+    /** Inference worker threads; unset: min(2, available cores). */
+    INFERENCE_WORKERS: optionalString(z.coerce.number().int().min(1).max(64)),
+    /** Longest a request waits for others to share its batch. */
+    INFERENCE_BATCH_DELAY_MS: z.coerce.number().min(0).max(50).default(2),
     /** How long the single-use media-stream token minted by the voice webhook stays valid. */
     STREAM_TOKEN_TTL_MS: z.coerce.number().int().min(1000).max(600_000).default(60_000),
     /** Optional seed: bind this E.164 number to a built-in "echo" agent at start-up. */
