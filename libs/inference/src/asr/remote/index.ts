@@ -1,0 +1,1 @@
+export { OpenAiTranscriptionAsr, type OpenAiTranscriptionAsrOptions } from './openai-transcription-asr';

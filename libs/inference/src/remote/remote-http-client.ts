@@ -1,0 +1,149 @@
+import { Logger } from '@nestjs/common';
+import { DelegateBackoff, handleWhen, retry, type IRetryBackoffContext } from 'cockatiel';
+import { EngineError } from '../contracts';
+import { canonicalBaseUrl, resolveApiUrl } from './api-url';
+import { backoffDelayMs } from './backoff-delay';
+import { circuitKey, isCircuitRefusal, sharedRemoteCircuitBreakers, type CircuitBreakerRegistry, type EndpointCircuitBreaker } from './circuit-breaker-registry';
+import { RemoteAttempt } from './remote-attempt';
+import { RemoteOperation } from './remote-operation';
+import { resolveRemotePolicy, type RemotePolicyOptions, type RemotePolicyOverrides } from './remote-policy-options';
+
+/** What remote engines log through: Nest's Logger fits, so does pino or `console`. */
+export interface RemoteEngineLogger {
+  warn(message: string): void;
+}
+
+/** The connection settings every OpenAI-compatible engine takes, per agent. */
+export interface RemoteEndpointOptions {
+  /** e.g. https://api.openai.com/v1, https://api.groq.com/openai/v1, http://localhost:11434/v1 */
+  baseUrl: string;
+  /** Sent as a Bearer token; optional for local servers (vLLM, Ollama, faster-whisper). */
+  apiKey?: string;
+  model: string;
+  /** Extra request headers (e.g. OpenAI-Organization). */
+  headers?: Record<string, string>;
+  policy?: RemotePolicyOverrides;
+  /** Where this endpoint's circuit breaker lives; the process-wide registry by default. */
+  circuitBreakers?: CircuitBreakerRegistry;
+  logger?: RemoteEngineLogger;
+}
+
+export interface AttemptOutcome<T> {
+  value: T;
+  /** The attempt that succeeded; still open for streaming the rest of its body. */
+  attempt: RemoteAttempt;
+}
+
+/**
+ * Runs requests to one OpenAI-compatible endpoint with the resilience every remote engine shares:
+ * per-attempt timeouts, bounded retries with exponential backoff and jitter (Retry-After honoured)
+ * for retryable failures only, and the endpoint's circuit breaker (cockatiel policies).
+ *
+ * An attempt function resolves once it has its first output. That is where retrying stops: what
+ * follows (the rest of a token or audio stream) has already reached the caller and is never
+ * replayed, so a later failure goes to the caller as it is and only counts against the breaker
+ * (RemoteAttempt.reportLateFailure).
+ */
+export class RemoteHttpClient {
+  readonly policy: RemotePolicyOptions;
+  readonly breaker: EndpointCircuitBreaker;
+  private readonly logger: RemoteEngineLogger;
+
+  constructor(
+    readonly engine: string,
+    private readonly endpoint: RemoteEndpointOptions,
+    /** This engine kind's defaults (a transcription's headers come later than a stream's). */
+    engineDefaults: RemotePolicyOverrides = {},
+  ) {
+    this.policy = resolveRemotePolicy(endpoint.policy, engineDefaults);
+    const registry = endpoint.circuitBreakers ?? sharedRemoteCircuitBreakers;
+    this.breaker = registry.forEndpoint(circuitKey(engine, canonicalBaseUrl(endpoint.baseUrl)), this.policy.circuitBreaker);
+    this.logger = endpoint.logger ?? new Logger(engine);
+    if (endpoint.model.trim() === '') throw new Error(`${engine}: model must not be empty`);
+  }
+
+  url(apiPath: `/v1/${string}`): string {
+    return resolveApiUrl(this.endpoint.baseUrl, apiPath);
+  }
+
+  startOperation(callerSignal?: AbortSignal): RemoteOperation {
+    return new RemoteOperation(this.engine, this.policy.timeouts.totalTimeoutMs, callerSignal);
+  }
+
+  /**
+   * Runs `attempt` until one resolves, a non-retryable error, the retries run out, the circuit is
+   * open, or the operation is aborted. Rejects with an EngineError.
+   */
+  async run<T>(operation: RemoteOperation, attempt: (attempt: RemoteAttempt) => Promise<T>): Promise<AttemptOutcome<T>> {
+    const { retry: retryOptions } = this.policy;
+    const retryPolicy = retry(
+      handleWhen((error) => error instanceof EngineError && error.retryable && !operation.signal.aborted && (error.retryAfterMs ?? 0) <= retryOptions.maxRetryAfterMs),
+      {
+        maxAttempts: retryOptions.maxRetries,
+        backoff: new DelegateBackoff((context: IRetryBackoffContext<unknown>) => {
+          const error = 'error' in context.result ? context.result.error : undefined;
+          return backoffDelayMs(context.attempt, retryOptions, error instanceof EngineError ? error.retryAfterMs : undefined);
+        }),
+      },
+    );
+    retryPolicy.onRetry(({ delay, attempt: retryNumber, ...result }) => {
+      const reason = 'error' in result ? result.error.message : 'unexpected result';
+      this.logger.warn(`${reason}; retry ${retryNumber}/${retryOptions.maxRetries} in ${Math.round(delay)} ms`);
+    });
+    const execution = retryPolicy.execute(() => this.attemptOnce(operation, attempt), operation.signal);
+    // cockatiel's backoff sleep cannot be interrupted; the race lets a cancel or the total deadline
+    // answer at once (the next attempt then sees the aborted operation and stops before sending).
+    execution.then(
+      // Succeeded after the caller stopped waiting: nobody will read it, so release it now.
+      (outcome) => operation.signal.aborted && outcome.attempt.dispose(),
+      () => undefined,
+    );
+    try {
+      const outcome = await Promise.race([execution, operation.whenAborted().then(() => undefined)]);
+      if (outcome === undefined) throw operation.abortError() ?? new EngineError(this.engine, 'cancelled', `${this.engine}: aborted`, false);
+      return outcome;
+    } catch (error) {
+      if (isCircuitRefusal(error)) throw this.breaker.openError(this.engine, error);
+      if (error instanceof EngineError) throw error;
+      throw new EngineError(this.engine, 'inference_failed', `${this.engine}: ${String(error)}`, false, { cause: error });
+    }
+  }
+
+  /**
+   * One attempt, through the circuit breaker. Resolves at the first output; the breaker's own
+   * execution lasts until the attempt's `completion` (the end of the stream), so a stream that
+   * fails halfway counts as a failure. While half-open, cockatiel holds other calls until the
+   * trial attempt completes: a few seconds at most, and only after an outage.
+   */
+  private attemptOnce<T>(operation: RemoteOperation, fn: (attempt: RemoteAttempt) => Promise<T>): Promise<AttemptOutcome<T>> {
+    const aborted = operation.abortError();
+    if (aborted !== undefined) return Promise.reject(aborted);
+    return new Promise((resolve, reject) => {
+      this.breaker.policy
+        .execute(async () => {
+          operation.attempts++;
+          const attempt = new RemoteAttempt(operation, {
+            engine: this.engine,
+            apiKey: this.endpoint.apiKey,
+            timeouts: this.policy.timeouts,
+            headers: this.endpoint.headers ?? {},
+          });
+          let value: T;
+          try {
+            value = await fn(attempt);
+          } catch (error) {
+            const failure = attempt.failure(error);
+            attempt.dispose();
+            operation.lastError = failure;
+            throw failure;
+          }
+          resolve({ value, attempt });
+          await attempt.completion;
+        })
+        // Rejecting here, after cockatiel has counted the failure, means the next call already
+        // sees the breaker's new state. A refusal (circuit open) arrives here too. A failure after
+        // the first output also lands here, where it is a no-op: the promise has resolved.
+        .catch(reject);
+    });
+  }
+}
