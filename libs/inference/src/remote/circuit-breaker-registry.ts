@@ -60,9 +60,11 @@ export class EndpointCircuitBreaker {
 }
 
 /**
- * One breaker per (engine, base URL), shared by every engine instance that talks to it: when a
- * provider is down every agent using it stops calling it together, while agents on another
- * provider (or another engine kind on the same provider) are unaffected.
+ * One breaker per endpoint key, shared by every engine instance that talks to it: when a provider
+ * is down every agent using it stops calling it together, while agents on another provider (or
+ * another engine kind on the same provider) are unaffected. The HTTP engines key by
+ * circuitKey(engine, canonical base URL); the OpenAI Realtime engine keys by its ws(s) base URL.
+ * Every remote engine uses the one shared registry (sharedRemoteCircuitBreakers) by default.
  */
 export class CircuitBreakerRegistry {
   private readonly breakers = new Map<string, EndpointCircuitBreaker>();

@@ -20,12 +20,12 @@ export type {
 } from './speech-to-speech-engine';
 export { SPEECH_AUDIO_BYTES_PER_MS } from './speech-to-speech-engine';
 export { validateConnectOptions } from './connect-options.validation';
-export { CircuitBreakerRegistry, DEFAULT_CIRCUIT_BREAKER, sharedCircuitBreakers, type CircuitBreakerSettings } from './circuit-breaker-registry';
 export { ResponseTracker } from './response-tracker';
 export { addUsage, zeroUsage } from './speech-to-speech-usage';
 export { OpenAiRealtimeEngine } from './openai-realtime/openai-realtime.engine';
 export {
   OPENAI_REALTIME_DEFAULT_BASE_URL,
+  OPENAI_REALTIME_DEFAULT_CIRCUIT_BREAKER,
   OPENAI_REALTIME_ENGINE,
   type OpenAiRealtimeEngineOptions,
   type OpenAiRealtimeProtocol,

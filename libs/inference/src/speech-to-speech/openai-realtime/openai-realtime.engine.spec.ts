@@ -1,7 +1,7 @@
 import { inspect } from 'node:util';
 import { FakeRealtimeServer } from '@switchboard/testing/realtime-fake';
 import { EngineError } from '../../contracts/engine-error';
-import { CircuitBreakerRegistry } from '../circuit-breaker-registry';
+import { CircuitBreakerRegistry } from '../../remote/circuit-breaker-registry';
 import type { SpeechToSpeechConnectOptions, SpeechToSpeechSession } from '../speech-to-speech-engine';
 import { OpenAiRealtimeEngine } from './openai-realtime.engine';
 import type { OpenAiRealtimeEngineOptions } from './openai-realtime.options';

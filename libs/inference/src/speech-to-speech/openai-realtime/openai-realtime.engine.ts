@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
-import { BrokenCircuitError, ExponentialBackoff, IsolatedCircuitError, TaskCancelledError, handleWhen, retry } from 'cockatiel';
+import { ExponentialBackoff, TaskCancelledError, handleWhen, retry } from 'cockatiel';
 import { EngineError } from '../../contracts/engine-error';
+import { isCircuitRefusal, type EndpointCircuitBreaker } from '../../remote/circuit-breaker-registry';
 import { validateConnectOptions } from '../connect-options.validation';
 import type { SpeechAudioFormat, SpeechToSpeechConnectOptions, SpeechToSpeechEngine, SpeechToSpeechSession } from '../speech-to-speech-engine';
 import {
@@ -50,6 +51,8 @@ export class OpenAiRealtimeEngine implements SpeechToSpeechEngine {
     if (settings.protocol === 'beta') headers['OpenAI-Beta'] = 'realtime=v1';
     const sessionUpdate = buildSessionUpdate(settings, options);
 
+    // Keyed by the realtime base URL in the same registry the HTTP engines use (theirs are keyed by
+    // circuitKey(engine, base URL), so the two never collide).
     const breaker = settings.circuitBreakers.forEndpoint(settings.baseUrl, settings.circuitBreaker);
     const retryPolicy = retry(
       // An open circuit is retryable for the caller later, but retrying it here would only spin.
@@ -66,11 +69,11 @@ export class OpenAiRealtimeEngine implements SpeechToSpeechEngine {
       const handshake = await retryPolicy.execute(async () => {
         attempts += 1;
         try {
-          return await breaker.execute(
+          return await breaker.policy.execute(
             () => openRealtimeSocket({ url: url.toString(), headers, sessionUpdate, timeoutMs: settings.connectTimeoutMs, signal }),
           );
         } catch (error) {
-          throw asEngineError(error, settings.baseUrl);
+          throw asEngineError(error, breaker);
         }
       }, signal);
       return new OpenAiRealtimeSession({
@@ -81,7 +84,7 @@ export class OpenAiRealtimeEngine implements SpeechToSpeechEngine {
         closeTimeoutMs: settings.closeTimeoutMs,
       });
     } catch (error) {
-      const engineError = asEngineError(error, settings.baseUrl);
+      const engineError = asEngineError(error, breaker);
       if (engineError.code === 'cancelled' || !signal.aborted) throw engineError;
       // Aborted while backing off between attempts: the caller asked to stop, so say that.
       throw new EngineError(OPENAI_REALTIME_ENGINE, 'cancelled', 'Connecting to the realtime endpoint was cancelled', false, { cause: engineError });
@@ -89,13 +92,9 @@ export class OpenAiRealtimeEngine implements SpeechToSpeechEngine {
   }
 }
 
-function asEngineError(error: unknown, endpoint: string): EngineError {
+function asEngineError(error: unknown, breaker: EndpointCircuitBreaker): EngineError {
   if (error instanceof EngineError) return error;
-  if (error instanceof BrokenCircuitError || error instanceof IsolatedCircuitError) {
-    return new EngineError(OPENAI_REALTIME_ENGINE, 'circuit_open', `Circuit open for ${endpoint}: recent connections failed; not trying now`, true, {
-      cause: error,
-    });
-  }
+  if (isCircuitRefusal(error)) return breaker.openError(OPENAI_REALTIME_ENGINE, error);
   if (error instanceof TaskCancelledError) {
     return new EngineError(OPENAI_REALTIME_ENGINE, 'cancelled', 'Connecting to the realtime endpoint was cancelled', false, { cause: error });
   }

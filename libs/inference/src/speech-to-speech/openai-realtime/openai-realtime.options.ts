@@ -1,8 +1,15 @@
 import { EngineError } from '../../contracts/engine-error';
-import { CircuitBreakerRegistry, DEFAULT_CIRCUIT_BREAKER, sharedCircuitBreakers, type CircuitBreakerSettings } from '../circuit-breaker-registry';
+import { sharedRemoteCircuitBreakers, type CircuitBreakerRegistry } from '../../remote/circuit-breaker-registry';
+import type { RemoteCircuitBreakerOptions } from '../../remote/remote-policy-options';
 
 export const OPENAI_REALTIME_ENGINE = 'openai-realtime';
 export const OPENAI_REALTIME_DEFAULT_BASE_URL = 'wss://api.openai.com/v1/realtime';
+
+/** A realtime session is long-lived, so a failing endpoint is left alone longer than an HTTP one. */
+export const OPENAI_REALTIME_DEFAULT_CIRCUIT_BREAKER: Readonly<RemoteCircuitBreakerOptions> = Object.freeze({
+  consecutiveFailures: 5,
+  halfOpenAfterMs: 30_000,
+});
 
 /**
  * 'ga': the generally available protocol (session.type 'realtime', audio/pcmu, output_audio events).
@@ -30,8 +37,9 @@ export interface OpenAiRealtimeEngineOptions {
   connectAttempts?: number;
   retryInitialDelayMs?: number;
   retryMaxDelayMs?: number;
-  circuitBreaker?: CircuitBreakerSettings;
-  /** Breakers are shared per base URL; default: the process-wide registry. */
+  /** Applies when this base URL's breaker is first created; default OPENAI_REALTIME_DEFAULT_CIRCUIT_BREAKER. */
+  circuitBreaker?: RemoteCircuitBreakerOptions;
+  /** Breakers are shared per base URL; default: the process-wide registry every remote engine uses. */
   circuitBreakers?: CircuitBreakerRegistry;
   /** How long `close()` waits for the server's close frame before dropping the socket. */
   closeTimeoutMs?: number;
@@ -67,8 +75,8 @@ export function resolveOpenAiRealtimeOptions(options: OpenAiRealtimeEngineOption
     connectAttempts: options.connectAttempts ?? 3,
     retryInitialDelayMs: options.retryInitialDelayMs ?? 250,
     retryMaxDelayMs: options.retryMaxDelayMs ?? 2_000,
-    circuitBreaker: options.circuitBreaker ?? DEFAULT_CIRCUIT_BREAKER,
-    circuitBreakers: options.circuitBreakers ?? sharedCircuitBreakers,
+    circuitBreaker: options.circuitBreaker ?? OPENAI_REALTIME_DEFAULT_CIRCUIT_BREAKER,
+    circuitBreakers: options.circuitBreakers ?? sharedRemoteCircuitBreakers,
     closeTimeoutMs: options.closeTimeoutMs ?? 1_000,
   };
   if (resolved.protocol !== 'ga' && resolved.protocol !== 'beta') fail(`protocol must be 'ga' or 'beta'`);

@@ -1,6 +1,6 @@
 import { DEFAULT_FAKE_USAGE, FakeRealtimeServer, recognisableMulawChunks } from '@switchboard/testing/realtime-fake';
 import { EngineError } from '../../contracts/engine-error';
-import { CircuitBreakerRegistry } from '../circuit-breaker-registry';
+import { CircuitBreakerRegistry } from '../../remote/circuit-breaker-registry';
 import type {
   SpeechToSpeechConnectOptions,
   SpeechToSpeechEventName,

@@ -1,7 +1,6 @@
-import { existsSync } from 'node:fs';
-import { extname, join } from 'node:path';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { EngineError } from '../../contracts';
+import { launchWorkerBeside } from '../../runtime/worker-launcher';
 import type { FliteJobMessage, FliteShutdownMessage, FliteWorkerMessage } from './flite-worker-protocol';
 
 export interface FliteSentenceResult {
@@ -150,19 +149,7 @@ function askToExit(worker: Worker): Promise<boolean> {
   });
 }
 
-/**
- * From compiled JavaScript the worker is `flite.worker.js` next to this file; from TypeScript
- * sources (ts-node, Jest) a small bootstrap registers ts-node in the new thread first, because a
- * worker does not inherit the parent's require hooks.
- */
+/** `flite.worker.js` from dist, `flite.worker.ts` (with ts-node registered first) from sources. */
 function launchFliteWorker(): Worker {
-  const extension = extname(__filename);
-  const workerPath = join(__dirname, `flite.worker${extension}`);
-  if (!existsSync(workerPath)) throw new Error(`flite worker entry not found at ${workerPath}`);
-  if (extension !== '.ts') return new Worker(workerPath);
-  const bootstrap = [
-    `require(${JSON.stringify(require.resolve('ts-node'))}).register({ transpileOnly: true, projectSearchDir: ${JSON.stringify(__dirname)}, compilerOptions: { module: 'commonjs' } });`,
-    `require(${JSON.stringify(workerPath)});`,
-  ].join('\n');
-  return new Worker(bootstrap, { eval: true });
+  return launchWorkerBeside(__filename, 'flite.worker');
 }

@@ -147,16 +147,4 @@ describe('WhisperLogMel', () => {
     for (let i = 0; i < loudNormalized.length; i++) worst = Math.max(worst, Math.abs(loudNormalized[i]! - quietNormalized[i]!));
     expect(worst).toBeLessThan(0.05);
   });
-
-  it('computes a full 30 s window of speech quickly', () => {
-    const speech = readWav(readFileSync(join(FIXTURES, 'order-status.16k.wav'))).samples;
-    const thirtySeconds = new Int16Array(480000);
-    for (let offset = 0; offset < thirtySeconds.length; offset += speech.length) thirtySeconds.set(speech.subarray(0, thirtySeconds.length - offset), offset);
-    whisper.compute(thirtySeconds);
-    const started = performance.now();
-    whisper.compute(thirtySeconds);
-    const elapsedMs = performance.now() - started;
-    console.log(`log-mel of a full 30 s window: ${elapsedMs.toFixed(1)} ms`);
-    expect(elapsedMs).toBeLessThan(1000);
-  });
 });
