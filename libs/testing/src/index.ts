@@ -1,1 +1,4 @@
 export * from './twilio-caller';
+export * from './openai-fakes';
+export * from './realtime-fake';
+export * from './models';
