@@ -20,3 +20,4 @@ export * from './tts/remote';
 export * from './tts/flite';
 export * from './speech-to-speech';
 export * from './remote';
+export * from './llm/local';

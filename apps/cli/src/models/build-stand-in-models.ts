@@ -4,9 +4,9 @@ import { parseArgs } from 'node:util';
 import { buildStandInModels, STAND_IN_MODEL_NAMES, type StandInModelName, type StandInSize } from '@switchboard/inference/stand-in-models';
 
 /**
- * `npm run models:stand-ins -- [--out DIR] [--size small|realistic] [--models whisper,kokoro,piper,smart-turn]`
+ * `npm run models:stand-ins -- [--out DIR] [--size small|realistic] [--models whisper,kokoro,piper,smart-turn,llm]`
  * Builds stand-in ONNX models with the real signatures and layouts (no weights downloaded):
- * 'small' for tests, 'realistic' (whisper-base, Kokoro-, Piper- and Smart Turn v3-like sizes) for
+ * 'small' for tests, 'realistic' (whisper-base, Kokoro-, Piper-, Smart Turn v3-like sizes, a Qwen2.5-0.5B-shaped KV cache) for
  * GPU benchmarks. Exit codes: 0 built, 2 bad command line, 1 build failed.
  */
 export const STAND_IN_USAGE =

@@ -1,12 +1,13 @@
 import { join } from 'node:path';
+import { writeDecoderLlmStandIn } from './decoder-llm.stand-in';
 import { writeKokoroStandIn } from './kokoro-stand-in';
 import { writePiperStandIn } from './piper-stand-in';
 import { writeSmartTurnStandIn } from './smart-turn-stand-in';
 import type { StandInSize } from './whisper-dimensions';
 import { writeWhisperStandIn } from './whisper-stand-in';
 
-export type StandInModelName = 'whisper' | 'kokoro' | 'piper' | 'smart-turn';
-export const STAND_IN_MODEL_NAMES: readonly StandInModelName[] = ['whisper', 'kokoro', 'piper', 'smart-turn'];
+export type StandInModelName = 'whisper' | 'kokoro' | 'piper' | 'smart-turn' | 'llm';
+export const STAND_IN_MODEL_NAMES: readonly StandInModelName[] = ['whisper', 'kokoro', 'piper', 'smart-turn', 'llm'];
 
 /** Where each stand-in lands inside the output folder, in its family's standard layout. */
 export interface StandInModelPaths {
@@ -18,6 +19,8 @@ export interface StandInModelPaths {
   piper: string;
   /** Smart Turn classifier .onnx. */
   smartTurn: string;
+  /** Decoder-only chat LLM folder (Qwen2.5-style config/tokenizer JSON + onnx/model.onnx). */
+  llm: string;
 }
 
 export function standInModelPaths(outputDir: string): StandInModelPaths {
@@ -26,6 +29,7 @@ export function standInModelPaths(outputDir: string): StandInModelPaths {
     kokoro: join(outputDir, 'kokoro-stand-in'),
     piper: join(outputDir, 'piper-stand-in', 'en_US-stand-in-medium.onnx'),
     smartTurn: join(outputDir, 'smart-turn-stand-in', 'smart-turn-stand-in.onnx'),
+    llm: join(outputDir, 'decoder-llm-stand-in'),
   };
 }
 
@@ -46,5 +50,6 @@ export async function buildStandInModels(outputDir: string, options: BuildStandI
   if (models.has('kokoro')) await writeKokoroStandIn(paths.kokoro, { size });
   if (models.has('piper')) await writePiperStandIn(paths.piper, { size });
   if (models.has('smart-turn')) await writeSmartTurnStandIn(paths.smartTurn, { size });
+  if (models.has('llm')) await writeDecoderLlmStandIn(paths.llm, { size });
   return paths;
 }

@@ -7,5 +7,7 @@ export { writeWhisperStandIn, type WhisperStandInOptions } from './whisper-stand
 export { writeKokoroStandIn } from './kokoro-stand-in';
 export { writePiperStandIn, type PiperStandInOptions } from './piper-stand-in';
 export { writeSmartTurnStandIn } from './smart-turn-stand-in';
+export { writeDecoderLlmStandIn, DECODER_LLM_TOOL_REPLY, type DecoderLlmStandInOptions } from './decoder-llm.stand-in';
+export type { DecoderLlmChatTemplate } from './decoder-llm-chat-templates';
 export type { StandInSize } from './whisper-dimensions';
 export type { WhisperDecoderVariant } from './whisper-decoder-graph';

@@ -120,7 +120,7 @@ export function buildWhisperVocabulary(options: WhisperVocabularyOptions): Whisp
 }
 
 /** Plain BPE training: repeatedly merge the most frequent adjacent pair (ties: first in sort order). */
-function learnMerges(corpus: string, count: number): Array<[string, string]> {
+export function learnMerges(corpus: string, count: number): Array<[string, string]> {
   const wordCounts = new Map<string, number>();
   for (const word of pretokenize(corpus)) wordCounts.set(word, (wordCounts.get(word) ?? 0) + 1);
   let words = [...wordCounts].map(([word, n]) => ({ parts: Array.from(word), n }));

@@ -82,6 +82,18 @@ export class ByteLevelBpeTokenizer {
     return ids;
   }
 
+  /**
+   * BPE over one pre-tokenized word already mapped to byte characters, for callers that split
+   * text with the tokenizer.json's own pre-tokenizer (the LLM tokenizers: Qwen's regex, digits).
+   */
+  encodeWord(word: string): number[] {
+    return this.applyMerges(word).map((piece) => {
+      const id = this.tokenToId.get(piece);
+      if (id === undefined) throw new EngineError('tokenizer', 'bad_request', `no token for "${piece}"`, false);
+      return id;
+    });
+  }
+
   /** Token ids -> text; special tokens are skipped unless asked for. */
   decode(ids: readonly number[], options: { skipSpecial?: boolean } = {}): string {
     const skipSpecial = options.skipSpecial ?? true;
