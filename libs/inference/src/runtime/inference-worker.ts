@@ -19,14 +19,31 @@ if (!port) throw new Error('inference-worker must run in a worker thread');
 
 const sessions = new Map<string, ort.InferenceSession>();
 let pending: Promise<void> = Promise.resolve();
+/** Set by an `exit` request: nothing more is run or answered, the thread ends after the current run. */
+let exiting = false;
 
 port.on('message', (request: WorkerRequest) => {
-  pending = pending.then(() => handle(request));
+  if (request.type === 'exit') {
+    exiting = true;
+    pending = pending.then(() => exitThread(request.release, request.exitCode));
+    return;
+  }
+  pending = pending.then(() => (exiting ? undefined : handle(request)));
 });
+
+async function exitThread(release: boolean, exitCode: number): Promise<void> {
+  if (release) {
+    for (const session of sessions.values()) await session.release().catch(() => undefined);
+    sessions.clear();
+  }
+  process.exit(exitCode);
+}
 
 async function handle(request: WorkerRequest): Promise<void> {
   try {
     switch (request.type) {
+      case 'exit':
+        return; // handled on arrival, see the message listener
       case 'probe_cuda':
         reply(await probeCuda(request.requestId));
         return;
@@ -43,6 +60,7 @@ async function handle(request: WorkerRequest): Promise<void> {
 }
 
 function reply(response: WorkerResponse, transfer: ArrayBuffer[] = []): void {
+  if (exiting) return; // a crash answers nothing
   port!.postMessage(response, transfer);
 }
 

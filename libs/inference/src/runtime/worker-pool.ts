@@ -103,7 +103,7 @@ export class WorkerPool {
   async terminateWorker(index: number): Promise<void> {
     const slot = this.slots[index];
     if (!slot) throw new RangeError(`no worker ${index} (pool has ${this.slots.length})`);
-    await slot.worker.terminate();
+    await endWorker(slot.worker, { release: false, exitCode: 1 });
   }
 
   async close(): Promise<void> {
@@ -114,7 +114,7 @@ export class WorkerPool {
       this.slots.map(async (slot) => {
         slot.expectedExit = true;
         this.failInFlight(slot, closing);
-        await slot.worker.terminate();
+        await endWorker(slot.worker, { release: true, exitCode: 0 });
       }),
     );
   }
@@ -209,4 +209,27 @@ export class WorkerPool {
 
 function unexpected(response: WorkerResponse): Error {
   return new Error(`unexpected inference worker response '${response.type}'`);
+}
+
+/** Past this, a worker that has not exited after an `exit` request is terminated anyway (a stuck native run). */
+const WORKER_EXIT_TIMEOUT_MS = 10_000;
+
+/**
+ * Asks a worker to end itself once no onnxruntime run is in flight (see the `exit` request), and
+ * waits for it. Terminating it mid-run instead aborts the whole process.
+ */
+async function endWorker(worker: Worker, options: { release: boolean; exitCode: number }): Promise<void> {
+  const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+  try {
+    worker.postMessage({ type: 'exit', requestId: -1, ...options } satisfies WorkerRequest);
+  } catch {
+    return; // already gone
+  }
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<'timeout'>((resolve) => {
+    timer = setTimeout(() => resolve('timeout'), WORKER_EXIT_TIMEOUT_MS);
+  });
+  const outcome = await Promise.race([exited, timedOut]);
+  clearTimeout(timer);
+  if (outcome === 'timeout') await worker.terminate();
 }

@@ -16,7 +16,14 @@ export interface WorkerSessionSettings {
 export type WorkerRequest =
   | { type: 'probe_cuda'; requestId: number }
   | { type: 'load'; requestId: number; modelKey: string; path: string; settings: WorkerSessionSettings }
-  | { type: 'run'; requestId: number; modelKey: string; feeds: Record<string, TensorData> };
+  | { type: 'run'; requestId: number; modelKey: string; feeds: Record<string, TensorData> }
+  /**
+   * End the thread once no native run is in flight: `release` frees every session first (a clean
+   * close); otherwise the worker exits with `exitCode` as a crash would, answering nothing more.
+   * Never `Worker.terminate()` a thread whose onnxruntime run is in flight: the run completes after
+   * the thread's environment is gone and onnxruntime-node aborts the whole process.
+   */
+  | { type: 'exit'; requestId: number; release: boolean; exitCode: number };
 
 export interface TensorMetadata {
   name: string;
