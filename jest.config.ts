@@ -17,7 +17,14 @@ const common = { rootDir: __dirname, moduleNameMapper, transform, testEnvironmen
 const config: Config = {
   projects: [
     // Unit specs live next to the code they test.
-    { ...common, displayName: 'unit', testMatch: ['<rootDir>/libs/**/*.spec.ts', '<rootDir>/apps/**/*.spec.ts'] },
+    // Some unit specs start worker threads and build stand-in models in their hooks, which takes
+    // seconds on a loaded 2-core machine: same generous timeout as the integration tiers.
+    {
+      ...common,
+      displayName: 'unit',
+      testMatch: ['<rootDir>/libs/**/*.spec.ts', '<rootDir>/apps/**/*.spec.ts'],
+      setupFilesAfterEnv: ['<rootDir>/test/support/slow-test-timeout.ts'],
+    },
     // Integration specs run against a real Postgres (a fresh database per run).
     {
       ...common,

@@ -1,3 +1,3 @@
-// Integration and e2e tests boot real servers and databases; on a loaded 2-core machine that can
+// Tests that boot real servers, databases, worker threads or models; on a loaded 2-core machine that can
 // take longer than Jest's 5 s default. Individual tests still fail on their own assertions.
 jest.setTimeout(60_000);

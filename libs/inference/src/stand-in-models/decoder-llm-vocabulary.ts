@@ -1,5 +1,5 @@
-import { BYTE_TO_CHAR, byteCharsToBytes } from '../asr/local/byte-level-encoding';
-import { learnMerges } from './whisper-vocabulary';
+import { byteCharsToBytes } from '../asr/local/byte-level-encoding';
+import { buildByteLevelVocabulary } from './byte-level-vocabulary';
 
 /**
  * The stand-in chat LLM's tokenizer.json, laid out like Qwen2.5's: byte tokens, BPE merges
@@ -35,18 +35,7 @@ export interface DecoderLlmVocabulary {
 }
 
 export function buildDecoderLlmVocabulary(mergeCount: number): DecoderLlmVocabulary {
-  const vocab: Record<string, number> = {};
-  const tokens: string[] = [];
-  const add = (token: string): number => {
-    vocab[token] = tokens.length;
-    tokens.push(token);
-    return tokens.length - 1;
-  };
-  for (const char of [...BYTE_TO_CHAR].sort((a, b) => a.codePointAt(0)! - b.codePointAt(0)!)) add(char);
-  const merges = learnMerges(CORPUS, mergeCount);
-  for (const [left, right] of merges) {
-    if (vocab[left + right] === undefined) add(left + right);
-  }
+  const { vocab, tokens, merges } = buildByteLevelVocabulary(CORPUS, mergeCount, { existingMergeTokens: 'skip' });
 
   const addedTokens: Array<{ id: number; content: string; special: boolean }> = [];
   const added = (content: string, special: boolean): number => {

@@ -1,4 +1,5 @@
-import { BYTE_TO_CHAR, byteCharsToBytes, pretokenize } from '../asr/local/byte-level-encoding';
+import { byteCharsToBytes } from '../asr/local/byte-level-encoding';
+import { buildByteLevelVocabulary } from './byte-level-vocabulary';
 import { SeededRandom } from './seeded-random';
 
 /**
@@ -49,17 +50,7 @@ export interface WhisperVocabulary {
 }
 
 export function buildWhisperVocabulary(options: WhisperVocabularyOptions): WhisperVocabulary {
-  const vocab: Record<string, number> = {};
-  const tokens: string[] = [];
-  const add = (token: string): number => {
-    vocab[token] = tokens.length;
-    tokens.push(token);
-    return tokens.length - 1;
-  };
-  // Byte tokens in the GPT-2 order (printable bytes first), then merges as learned.
-  for (const char of [...BYTE_TO_CHAR].sort((a, b) => a.codePointAt(0)! - b.codePointAt(0)!)) add(char);
-  const merges = learnMerges(CORPUS, options.merges);
-  for (const [left, right] of merges) add(left + right);
+  const { vocab, tokens, merges, add } = buildByteLevelVocabulary(CORPUS, options.merges, { existingMergeTokens: 'add' });
   const random = new SeededRandom(50257);
   while (options.regularTokens !== undefined && tokens.length < options.regularTokens) {
     const word = '\u0120' + Array.from({ length: 3 + random.int(5) }, () => String.fromCharCode(97 + random.int(26))).join('');
@@ -117,47 +108,4 @@ export function buildWhisperVocabulary(options: WhisperVocabularyOptions): Whisp
     ids: { endOfText, startOfTranscript, languages, translate, transcribe, startOfLm, startOfPrev, noSpeech, noTimestamps },
     readableTokenIds,
   };
-}
-
-/** Plain BPE training: repeatedly merge the most frequent adjacent pair (ties: first in sort order). */
-export function learnMerges(corpus: string, count: number): Array<[string, string]> {
-  const wordCounts = new Map<string, number>();
-  for (const word of pretokenize(corpus)) wordCounts.set(word, (wordCounts.get(word) ?? 0) + 1);
-  let words = [...wordCounts].map(([word, n]) => ({ parts: Array.from(word), n }));
-  const merges: Array<[string, string]> = [];
-  while (merges.length < count) {
-    const pairCounts = new Map<string, number>();
-    for (const { parts, n } of words) {
-      for (let i = 0; i < parts.length - 1; i++) {
-        const key = `${parts[i]} ${parts[i + 1]}`;
-        pairCounts.set(key, (pairCounts.get(key) ?? 0) + n);
-      }
-    }
-    let best: string | undefined;
-    let bestCount = 0;
-    for (const [key, n] of [...pairCounts].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-      if (n > bestCount) {
-        best = key;
-        bestCount = n;
-      }
-    }
-    if (best === undefined) break;
-    const space = best.indexOf(' ', 1);
-    const left = best.slice(0, space);
-    const right = best.slice(space + 1);
-    merges.push([left, right]);
-    words = words.map(({ parts, n }) => {
-      const merged: string[] = [];
-      for (let i = 0; i < parts.length; i++) {
-        if (i < parts.length - 1 && parts[i] === left && parts[i + 1] === right) {
-          merged.push(left + right);
-          i++;
-        } else {
-          merged.push(parts[i] as string);
-        }
-      }
-      return { parts: merged, n };
-    });
-  }
-  return merges;
 }
