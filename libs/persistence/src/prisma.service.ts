@@ -4,6 +4,7 @@ import { PrismaClient } from './generated/prisma/client';
 import { DATABASE_CONNECTION, DatabaseConnection } from './database-connection';
 
 const DEFAULT_ACQUIRE_TIMEOUT_MS = 5_000;
+const DISCONNECT_TIMEOUT_MS = 5_000;
 // Prisma's defaults (2 s to start, 5 s to finish) are tight for a pool of one on the
 // embedded database, where a transaction queues behind every other query.
 const TRANSACTION_OPTIONS = { maxWait: 10_000, timeout: 15_000 };
@@ -39,7 +40,20 @@ export class PrismaService extends PrismaClient implements OnModuleDestroy {
     });
   }
 
+  /**
+   * Closes the pool, but never lets shutdown hang on it: a connection that is still checked out
+   * (a query the database never answers) would otherwise keep the process alive forever.
+   */
   async onModuleDestroy(): Promise<void> {
-    await this.$disconnect();
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), DISCONNECT_TIMEOUT_MS);
+      timer.unref();
+    });
+    const outcome = await Promise.race([this.$disconnect().then(() => 'closed' as const), timedOut]);
+    clearTimeout(timer);
+    if (outcome === 'timeout') {
+      new Logger('PrismaService').warn(`Database pool did not close within ${DISCONNECT_TIMEOUT_MS} ms; continuing shutdown`);
+    }
   }
 }

@@ -15,8 +15,13 @@ export type AuthenticatedRequest = Request & { principal: ApiPrincipal };
  * Every admin route needs `Authorization: Bearer <key>`. Keys are looked up by hash, so the raw key
  * is never stored or logged; a missing, unknown or revoked key is the same 401.
  */
+/** How precise an API key's last-used time is kept. */
+const LAST_USED_RESOLUTION_MS = 60_000;
+
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
+  private readonly lastRecordedAt = new Map<string, number>();
+
   constructor(private readonly apiKeys: ApiKeyRepository) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -26,9 +31,20 @@ export class ApiKeyGuard implements CanActivate {
     const key = await this.apiKeys.findActiveByRawKey(rawKey);
     if (!key) throw unauthorized('invalid_api_key', 'The API key is unknown or revoked.');
     request.principal = { apiKeyId: key.id, organizationId: key.organizationId, scopes: key.scopes };
-    // Last-used time is bookkeeping: never make the request wait on it or fail because of it.
-    void this.apiKeys.touchLastUsed(key.id).catch(() => undefined);
+    await this.recordUse(key.id);
     return true;
+  }
+
+  /**
+   * Last-used time is bookkeeping: written at most once a minute per key (so almost no request
+   * pays for it), never failing the request. It is awaited rather than left running in the
+   * background, where it raced the database pool's shutdown and could keep the pool from closing.
+   */
+  private async recordUse(apiKeyId: string): Promise<void> {
+    const now = Date.now();
+    if (now - (this.lastRecordedAt.get(apiKeyId) ?? 0) < LAST_USED_RESOLUTION_MS) return;
+    this.lastRecordedAt.set(apiKeyId, now);
+    await this.apiKeys.touchLastUsed(apiKeyId).catch(() => undefined);
   }
 }
 
