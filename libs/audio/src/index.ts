@@ -9,6 +9,7 @@ export { decodeAlaw, encodeAlaw, decodeAlawSample, encodeAlawSample, ALAW_SILENC
 export { StreamingResampler, type ResamplerOptions, type ResamplerQuality, type ResamplerKernel } from './resampler/streaming-resampler';
 export { QUALITY_TARGETS, type QualityTargets } from './resampler/resampler-plan';
 export { FrameChunker, type FrameChunkerOptions, type FlushMode, type FrameArray } from './frames/frame-chunker';
+export { concatFloat32, concatPcm16 } from './frames/concat-samples';
 export { readWav, writeWav, type WavAudio, type WavWriteInput, type WavSourceEncoding } from './wav/wav';
 export { sineTone, type SineToneOptions } from './analysis/tone';
 export { rmsDbfs, toneLevelDbfs, snrDb, bestLagSnr, type BestLagOptions, type BestLagResult } from './analysis/signal-metrics';

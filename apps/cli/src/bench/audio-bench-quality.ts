@@ -1,4 +1,4 @@
-import { rmsDbfs, sineTone, toneLevelDbfs } from '@switchboard/audio';
+import { concatPcm16, rmsDbfs, sineTone, toneLevelDbfs } from '@switchboard/audio';
 import type { ResamplerContender } from './audio-bench-resamplers';
 
 /**
@@ -55,11 +55,5 @@ async function resampleTone(contender: ResamplerContender, inputRate: number, ou
     parts.push(resampler.process(tone.subarray(offset, offset + frameLength)).slice());
   }
   resampler.dispose();
-  const output = new Int16Array(parts.reduce((sum, part) => sum + part.length, 0));
-  let offset = 0;
-  for (const part of parts) {
-    output.set(part, offset);
-    offset += part.length;
-  }
-  return output;
+  return concatPcm16(parts);
 }

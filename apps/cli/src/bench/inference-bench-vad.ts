@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { decodeMulaw } from '@switchboard/audio';
+import { concatPcm16, decodeMulaw } from '@switchboard/audio';
 import { createInferenceRuntime, type BatchRecord, type OnnxInferenceRuntime } from '@switchboard/inference/runtime';
 import { SileroVad, type SileroVadStream } from '@switchboard/inference/vad';
 
@@ -35,12 +35,7 @@ export function benchSpeech(): Int16Array {
   if (speech) return speech;
   const dir = join(__dirname, '..', '..', '..', '..', 'test', 'fixtures', 'speech');
   const parts = ['order-status', 'transfer', 'interrupt', 'goodbye', 'hours'].map((name) => decodeMulaw(new Uint8Array(readFileSync(join(dir, `${name}.8k.ulaw`)))));
-  speech = new Int16Array(parts.reduce((sum, part) => sum + part.length, 0));
-  let offset = 0;
-  for (const part of parts) {
-    speech.set(part, offset);
-    offset += part.length;
-  }
+  speech = concatPcm16(parts);
   return speech;
 }
 

@@ -1,4 +1,5 @@
 import { StreamingResampler, type ResamplerOptions } from './streaming-resampler';
+import { concatPcm16 } from '../frames/concat-samples';
 
 /** Both kernels: every behavioural spec runs on each (outputs differ between them by rounding only). */
 export const KERNELS = ['wasm-simd', 'typescript'] as const;
@@ -22,13 +23,7 @@ export function resampleInFrames(options: ResamplerOptions, input: Int16Array, f
 }
 
 export function concat(parts: readonly Int16Array[]): Int16Array {
-  const out = new Int16Array(parts.reduce((sum, part) => sum + part.length, 0));
-  let offset = 0;
-  for (const part of parts) {
-    out.set(part, offset);
-    offset += part.length;
-  }
-  return out;
+  return concatPcm16(parts);
 }
 
 /** Every conversion the issue names, plus the generic ones it gives as examples. */

@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { decodeMulaw, rmsDbfs } from '@switchboard/audio';
+import { concatPcm16, decodeMulaw, rmsDbfs } from '@switchboard/audio';
 
 export const SPEECH_FIXTURES = ['order-status', 'transfer', 'interrupt', 'goodbye', 'hours'] as const;
 export type SpeechFixture = (typeof SPEECH_FIXTURES)[number];
@@ -54,13 +54,7 @@ export function whiteNoise(durationMs: number, levelDbfs: number, seed: number):
 }
 
 export function concat(...parts: Int16Array[]): Int16Array {
-  const out = new Int16Array(parts.reduce((sum, part) => sum + part.length, 0));
-  let offset = 0;
-  for (const part of parts) {
-    out.set(part, offset);
-    offset += part.length;
-  }
-  return out;
+  return concatPcm16(parts);
 }
 
 /** Feeds audio the way a call does: 20 ms frames, one after another. */

@@ -5,6 +5,7 @@ import { KOKORO_MAX_PHONEMES, KOKORO_SAMPLE_RATE, KOKORO_STYLE_DIM, readKokoroMo
 import type { Phonemizer } from './phonemizer';
 import { splitSentences } from './sentence-splitter';
 import { SentenceTtsStream, type SentenceAudio } from './sentence-tts-stream';
+import { concatFloat32 } from '@switchboard/audio';
 
 export interface KokoroTtsOptions {
   runtime: InferenceRuntime;
@@ -109,7 +110,7 @@ export class KokoroTts implements TtsEngine {
       if (!waveform || waveform.type !== 'float32') throw new EngineError(this.name, 'inference_failed', 'Kokoro returned no float32 waveform', false);
       pieces.push(waveform.data as Float32Array);
     }
-    return { samples: concatenate(pieces), runMs, queueWaitMs };
+    return { samples: concatFloat32(pieces), runMs, queueWaitMs };
   }
 
   private voice(name: string, path: string): Promise<Float32Array> {
@@ -140,15 +141,4 @@ export function chunkAtSpaces(ids: readonly number[], spaceId: number | undefine
   }
   if (ids.length - start > 0 || chunks.length === 0) chunks.push(ids.slice(start));
   return chunks;
-}
-
-function concatenate(pieces: Float32Array[]): Float32Array {
-  if (pieces.length === 1) return pieces[0]!;
-  const total = new Float32Array(pieces.reduce((sum, piece) => sum + piece.length, 0));
-  let offset = 0;
-  for (const piece of pieces) {
-    total.set(piece, offset);
-    offset += piece.length;
-  }
-  return total;
 }
