@@ -1,4 +1,4 @@
-import { BYTE_TO_CHAR, pretokenize } from '../asr/local/byte-level-encoding';
+import { BYTE_TO_CHAR, byteCharsToBytes, pretokenize } from '../asr/local/byte-level-encoding';
 
 /**
  * The byte-level BPE base shared by the stand-in tokenizers (Whisper's and the chat LLM's): the
@@ -43,6 +43,19 @@ export function buildByteLevelVocabulary(corpus: string, mergeCount: number, opt
 }
 
 /** Plain BPE training: repeatedly merge the most frequent adjacent pair (ties: first in sort order). */
+/**
+ * Ids (below `endExclusive`) of tokens whose bytes are plain English letters, spaces or
+ * punctuation: the stand-in models decode to these, so their output reads as text.
+ */
+export function readableTokenIdsBelow(tokens: readonly string[], endExclusive: number): number[] {
+  const readable: number[] = [];
+  const decoder = new TextDecoder();
+  for (let id = 0; id < endExclusive; id++) {
+    if (/^[a-zA-Z ,.?']+$/.test(decoder.decode(byteCharsToBytes(tokens[id] as string)))) readable.push(id);
+  }
+  return readable;
+}
+
 export function learnMerges(corpus: string, count: number): Array<[string, string]> {
   const wordCounts = new Map<string, number>();
   for (const word of pretokenize(corpus)) wordCounts.set(word, (wordCounts.get(word) ?? 0) + 1);

@@ -1,5 +1,4 @@
-import { byteCharsToBytes } from '../asr/local/byte-level-encoding';
-import { buildByteLevelVocabulary } from './byte-level-vocabulary';
+import { buildByteLevelVocabulary, readableTokenIdsBelow } from './byte-level-vocabulary';
 
 /**
  * The stand-in chat LLM's tokenizer.json, laid out like Qwen2.5's: byte tokens, BPE merges
@@ -50,11 +49,7 @@ export function buildDecoderLlmVocabulary(mergeCount: number): DecoderLlmVocabul
   const toolCallOpen = added('<tool_call>', false);
   const toolCallClose = added('</tool_call>', false);
 
-  const readableTokenIds: number[] = [];
-  const decoder = new TextDecoder();
-  for (let id = 0; id < endOfText; id++) {
-    if (/^[a-zA-Z ,.?']+$/.test(decoder.decode(byteCharsToBytes(tokens[id] as string)))) readableTokenIds.push(id);
-  }
+  const readableTokenIds = readableTokenIdsBelow(tokens, endOfText);
 
   const tokenizerJson = {
     version: '1.0',

@@ -1,5 +1,4 @@
-import { byteCharsToBytes } from '../asr/local/byte-level-encoding';
-import { buildByteLevelVocabulary } from './byte-level-vocabulary';
+import { buildByteLevelVocabulary, readableTokenIdsBelow } from './byte-level-vocabulary';
 import { SeededRandom } from './seeded-random';
 
 /**
@@ -76,11 +75,7 @@ export function buildWhisperVocabulary(options: WhisperVocabularyOptions): Whisp
   const noTimestamps = special('<|notimestamps|>');
   for (let i = 0; i < options.timestampTokens; i++) special(`<|${(i * 0.02).toFixed(2)}|>`);
 
-  const readableTokenIds: number[] = [];
-  const decoder = new TextDecoder();
-  for (let id = 0; id < endOfText; id++) {
-    if (/^[a-zA-Z ,.?']+$/.test(decoder.decode(byteCharsToBytes(tokens[id] as string)))) readableTokenIds.push(id);
-  }
+  const readableTokenIds = readableTokenIdsBelow(tokens, endOfText);
 
   const tokenizerJson = {
     version: '1.0',
