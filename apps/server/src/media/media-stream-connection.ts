@@ -25,6 +25,8 @@ const CLOSE_SERVER_ERROR = 1011;
 
 /** Audio that arrives while the token is being checked is held, not dropped: up to 10 s of frames. */
 const MAX_FRAMES_HELD_BEFORE_AUTH = 500;
+/** Call events (dtmf, marks, protocol errors) seen before the token check finishes are held up to this count. */
+const MAX_EVENTS_HELD_BEFORE_AUTH = 500;
 /** Protocol errors are recorded on the call up to this count, then only counted (a hostile peer can't flood the log table). */
 const MAX_RECORDED_PROTOCOL_ERRORS = 20;
 
@@ -189,7 +191,7 @@ export class MediaStreamConnection implements MediaStreamHandler {
   /** Records a call event; before the call is authorised it is held (bounded) rather than lost. */
   private record(type: string, payload: Record<string, unknown>): void {
     if (this.events) this.events.add(type, payload);
-    else if (this.state === 'authorising' && this.eventsBeforeAuth.length < MAX_FRAMES_HELD_BEFORE_AUTH) {
+    else if (this.state === 'authorising' && this.eventsBeforeAuth.length < MAX_EVENTS_HELD_BEFORE_AUTH) {
       this.eventsBeforeAuth.push({ type, payload, at: new Date() });
     }
   }
