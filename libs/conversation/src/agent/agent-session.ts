@@ -1,3 +1,6 @@
+import type { CallControl } from '../call/call-control';
+import type { ConversationRecorder } from '../records/conversation-records';
+
 /**
  * The contract between the call edge and an agent. It knows nothing of Twilio: audio is PCM16 mono
  * at the agent's own sample rates, and the edge does the codec, resampling and framing both ways.
@@ -37,13 +40,31 @@ export interface AgentCallContext {
   organizationId: string;
   agentId: string;
   agentConfigVersion: number;
+  /** The stored config of that version (validated by the engine that runs it). */
   config: unknown;
   /** Custom parameters Twilio passed on `start` (the TwiML <Parameter>s, minus secrets). */
   streamParameters: Record<string, string>;
+  /** The caller's number (E.164) and the number they dialled, as Twilio reported them. */
+  callerNumber: string;
+  calledNumber: string;
+  /** calls.started_at: the origin of every offset the agent records. */
+  callStartedAt: Date;
+  /** Where transcript turns, tool invocations and latency waterfalls go. */
+  recorder: ConversationRecorder;
+  /** Hang up / transfer the phone call. */
+  callControl: CallControl;
+  /**
+   * The agent ended the call itself (goodbye said, transfer placed, idle, max duration): the edge
+   * closes the media stream and records `reason` as the call's end reason.
+   */
+  endCall(reason: string): void;
 }
 
 export interface AgentEngine {
   readonly name: string;
+  /** The rates this engine usually runs at (the server prepares these resampling filters at boot). */
   readonly audio: AgentDescriptor;
+  /** The rates for one call, when they depend on its config (e.g. the TTS voice's sample rate). */
+  describeAudio?(context: AgentCallContext): AgentDescriptor;
   createSession(context: AgentCallContext, output: AgentAudioOutput): AgentSession;
 }

@@ -1,0 +1,28 @@
+/**
+ * Fills `{{name}}` placeholders in prompts and scripted lines. Known names: caller.number,
+ * called.number, call.id and call.params.NAME (the inbound webhook's / stream's custom parameters).
+ * An unknown placeholder becomes empty text rather than reaching the caller as "{{...}}".
+ */
+export interface PromptVariables {
+  callerNumber: string;
+  calledNumber: string;
+  callId: string;
+  params: Record<string, string>;
+}
+
+const PLACEHOLDER = /\{\{\s*([a-zA-Z0-9_.-]+)\s*\}\}/g;
+
+export function renderPromptTemplate(template: string, variables: PromptVariables): string {
+  return template.replace(PLACEHOLDER, (_match, name: string) => lookup(name, variables) ?? '');
+}
+
+function lookup(name: string, variables: PromptVariables): string | undefined {
+  if (name === 'caller.number') return variables.callerNumber;
+  if (name === 'called.number') return variables.calledNumber;
+  if (name === 'call.id') return variables.callId;
+  if (name.startsWith('call.params.')) {
+    const key = name.slice('call.params.'.length);
+    return Object.hasOwn(variables.params, key) ? variables.params[key] : undefined;
+  }
+  return undefined;
+}

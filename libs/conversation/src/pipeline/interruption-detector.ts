@@ -1,0 +1,50 @@
+import type { VadFrame } from '@switchboard/inference/vad';
+
+/**
+ * Decides when caller speech over the agent is a real interruption rather than a backchannel
+ * ("uh-huh", "right"): a run of speech (VAD probability >= threshold, continuing until it drops
+ * below the negative threshold, the same hysteresis turn detection uses) that lasts `minSpeechMs`.
+ * Fed every VAD frame; fires at most once per run, and only while armed (the agent is speaking).
+ */
+export class InterruptionDetector {
+  private runStartMs: number | undefined;
+  private firedInRun = false;
+  private armed = false;
+
+  constructor(
+    private readonly options: { threshold: number; negativeThreshold: number; minSpeechMs: number },
+    private readonly onInterruption: (speech: { startMs: number; detectedAtMs: number }) => void,
+  ) {}
+
+  /** Listen for interruptions (agent audio is playing) or not. */
+  setArmed(armed: boolean): void {
+    this.armed = armed;
+    // A run that was already going when the agent started counts from the agent's start.
+    if (armed) this.firedInRun = false;
+  }
+
+  onFrames(frames: readonly VadFrame[]): void {
+    for (const frame of frames) this.onFrame(frame);
+  }
+
+  /** True while the caller is in a run of speech (for deciding whether a pause has begun). */
+  get inSpeech(): boolean {
+    return this.runStartMs !== undefined;
+  }
+
+  private onFrame(frame: VadFrame): void {
+    if (this.runStartMs === undefined) {
+      if (frame.probability < this.options.threshold) return;
+      this.runStartMs = frame.startMs;
+      this.firedInRun = false;
+    } else if (frame.probability < this.options.negativeThreshold) {
+      this.runStartMs = undefined;
+      return;
+    }
+    if (!this.armed || this.firedInRun) return;
+    if (frame.endMs - this.runStartMs >= this.options.minSpeechMs) {
+      this.firedInRun = true;
+      this.onInterruption({ startMs: this.runStartMs, detectedAtMs: frame.endMs });
+    }
+  }
+}

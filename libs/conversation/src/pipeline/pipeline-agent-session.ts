@@ -1,0 +1,568 @@
+import { StreamingResampler } from '@switchboard/audio';
+import type { AsrSession } from '@switchboard/inference/asr/asr-engine';
+import { EngineError } from '@switchboard/inference/contracts';
+import { TurnDetector, type SpeechStartedEvent, type TurnEndedEvent } from '@switchboard/inference/turn';
+import type { VadFrame, VadStream } from '@switchboard/inference/vad';
+import type { AgentAudioOutput, AgentCallContext, AgentSession } from '../agent/agent-session';
+import { CallClock } from '../call/call-clock';
+import type { AgentConfig } from '../config/agent-config.schema';
+import { renderPromptTemplate, type PromptVariables } from '../config/prompt-variables';
+import type { TranscriptSource } from '../records/conversation-records';
+import type { ToolAction, ToolRunner } from '../tools/tool-contracts';
+import { AssistantReply, type ReplyEnd } from './assistant-reply';
+import { AudioArrivals } from './audio-arrivals';
+import { ConversationHistory } from './conversation-history';
+import { describeDtmfInput, DtmfCollector } from './dtmf-collector';
+import { InterruptionDetector } from './interruption-detector';
+import type { PipelineEngines } from './pipeline-engines';
+
+/** Consecutive failed replies after which the agent gives up and ends the call. */
+const MAX_CONSECUTIVE_FAILURES = 3;
+/** Extra time allowed for Twilio to echo the last mark after the audio's own length. */
+const PLAYBACK_ECHO_GRACE_MS = 3000;
+/** A stable partial transcript starts a speculative reply once the caller has paused this long. */
+const SPECULATE_AFTER_SILENCE_MS = 150;
+
+/** What the caller said for one turn, and where it sits on the call clock. */
+interface UserTurnTiming {
+  startMs: number | null;
+  endOfSpeechMs: number | null;
+  endOfTurnMs: number | null;
+  asrFinalMs: number | null;
+}
+
+interface Speculation {
+  reply: AssistantReply;
+  history: ConversationHistory;
+  text: string;
+}
+
+/**
+ * One call of a `pipeline` agent: VAD + turn detection -> ASR -> LLM (+ tools) -> TTS, with
+ * barge-in, speculative replies on stable partial transcripts, DTMF input, idle prompts, a maximum
+ * duration, and every turn, tool call and latency waterfall recorded.
+ *
+ * Caller audio arrives at 8 kHz (the VAD's native rate: no resampling on the hot path); the
+ * recogniser gets 16 kHz from one per-utterance resampler.
+ */
+export class PipelineAgentSession implements AgentSession {
+  private readonly clock: CallClock;
+  private readonly arrivals = new AudioArrivals(8000, 10);
+  private history: ConversationHistory;
+  private readonly variables: PromptVariables;
+  private readonly interruptions: InterruptionDetector;
+  private readonly dtmf: DtmfCollector;
+  private engines: PipelineEngines | undefined;
+  private turnDetector: TurnDetector | undefined;
+  /** Audio that arrived while the engines were being prepared. */
+  private pendingAudio: { pcm: Int16Array; atMs: number }[] | undefined = [];
+  private vadChain: Promise<void> = Promise.resolve();
+
+  private asrSession: AsrSession | undefined;
+  private asrResampler: StreamingResampler | undefined;
+  private userSpeechStartedAt: SpeechStartedEvent | undefined;
+  private partialText = '';
+  private speculation: Speculation | undefined;
+  private silenceSinceMs: number | undefined;
+
+  private currentReply: AssistantReply | undefined;
+  private currentReplySource: TranscriptSource = 'speech';
+  private replyCounter = 0;
+  private transcriptIndex = 0;
+  private consecutiveFailures = 0;
+  private idlePrompts = 0;
+  private idleTimer: NodeJS.Timeout | undefined;
+  private maxDurationTimer: NodeJS.Timeout | undefined;
+  private ending = false;
+  private closed = false;
+
+  constructor(
+    private readonly context: AgentCallContext,
+    private readonly config: AgentConfig,
+    private readonly output: AgentAudioOutput,
+    private readonly tools: ToolRunner,
+    engines: Promise<PipelineEngines>,
+  ) {
+    this.clock = new CallClock(context.callStartedAt);
+    this.variables = { callerNumber: context.callerNumber, calledNumber: context.calledNumber, callId: context.callId, params: context.streamParameters };
+    this.history = new ConversationHistory(renderPromptTemplate(config.systemPrompt, this.variables));
+    const threshold = config.turn.threshold;
+    this.interruptions = new InterruptionDetector(
+      { threshold, negativeThreshold: Math.max(0.01, threshold - 0.15), minSpeechMs: config.interruptions.minSpeechMs },
+      (speech) => this.onInterruption(speech.startMs),
+    );
+    this.dtmf = new DtmfCollector({ onInput: (digits) => this.onDtmfInput(digits) });
+    engines.then(
+      (ready) => this.start(ready),
+      (error: unknown) => this.fail('engines_unavailable', error),
+    );
+  }
+
+  pushAudio(pcm: Int16Array): void {
+    if (this.closed) return;
+    const atMs = this.clock.nowMs();
+    if (this.pendingAudio) {
+      this.pendingAudio.push({ pcm: pcm.slice(), atMs });
+      return;
+    }
+    this.ingest(pcm.slice(), atMs);
+  }
+
+  onDtmf(digit: string): void {
+    if (this.closed) return;
+    this.dtmf.push(digit);
+  }
+
+  onMarkEchoed(name: string, cleared: boolean): void {
+    // Marks carry the reply id as prefix; older replies' late echoes are matched by their own trackers.
+    this.currentReply?.tracker.onMarkEchoed(name, cleared);
+  }
+
+  close(reason: string): void {
+    if (this.closed) return;
+    const reply = this.currentReply;
+    if (reply && reply.tracker.playing && !reply.cancelled) this.recordInterruptedReply(reply, 'call_ended');
+    this.closed = true;
+    reply?.cancel();
+    this.speculation?.reply.cancel();
+    this.asrSession?.cancel();
+    this.turnDetector?.close();
+    this.dtmf.close();
+    clearTimeout(this.idleTimer);
+    clearTimeout(this.maxDurationTimer);
+    this.context.recorder.event('agent_closed', { reason });
+  }
+
+  // ---- start-up ---------------------------------------------------------------------------
+
+  private start(engines: PipelineEngines): void {
+    if (this.closed) {
+      engines.vad.close();
+      return;
+    }
+    this.engines = engines;
+    const threshold = this.config.turn.threshold;
+    this.turnDetector = new TurnDetector(this.observeVad(engines.vad), {
+      threshold,
+      minSpeechMs: this.config.turn.minSpeechMs,
+      minSilenceMs: this.config.turn.minSilenceMs,
+      prefixPaddingMs: this.config.turn.prefixPaddingMs,
+      endOfTurnClassifier: this.config.turn.endOfTurnModel ? engines.endOfTurnClassifier : undefined,
+    });
+    this.turnDetector.onEvent((event) => {
+      if (this.closed) return;
+      if (event.type === 'speech_started') this.onSpeechStarted(event);
+      else if (event.type === 'turn_ended') void this.onTurnEnded(event);
+      else this.context.recorder.event('end_of_turn_model_failed', { message: event.error.message });
+    });
+    const remainingMs = this.config.maxDurationS * 1000 - this.clock.nowMs();
+    this.maxDurationTimer = setTimeout(() => void this.onMaxDuration(), Math.max(0, remainingMs));
+    const pending = this.pendingAudio ?? [];
+    this.pendingAudio = undefined;
+    for (const frame of pending) this.ingest(frame.pcm, frame.atMs);
+    if (this.config.firstMessage !== null) void this.speakScripted(renderPromptTemplate(this.config.firstMessage, this.variables), 'first_message');
+    else this.armIdleTimer();
+  }
+
+  /** Every VAD frame also goes to the interruption detector and the pause tracker. */
+  private observeVad(vad: VadStream): VadStream {
+    return {
+      callId: vad.callId,
+      sampleRate: vad.sampleRate,
+      chunkSamples: vad.chunkSamples,
+      push: async (pcm) => {
+        const frames = await vad.push(pcm);
+        if (!this.closed) this.onVadFrames(frames);
+        return frames;
+      },
+      reset: () => vad.reset(),
+      close: () => vad.close(),
+    };
+  }
+
+  private ingest(pcm: Int16Array, atMs: number): void {
+    this.arrivals.append(pcm, atMs);
+    if (this.asrSession && this.asrResampler) this.asrSession.pushAudio(this.asrResampler.process(pcm));
+    const detector = this.turnDetector!;
+    this.vadChain = this.vadChain.then(() => detector.push(pcm)).catch((error: unknown) => this.fail('vad_failed', error));
+  }
+
+  private onVadFrames(frames: readonly VadFrame[]): void {
+    this.interruptions.onFrames(frames);
+    const last = frames.at(-1);
+    if (!last) return;
+    if (this.interruptions.inSpeech) this.silenceSinceMs = undefined;
+    else this.silenceSinceMs ??= last.startMs;
+    this.maybeSpeculate();
+  }
+
+  // ---- caller speech ------------------------------------------------------------------------
+
+  private onSpeechStarted(event: SpeechStartedEvent): void {
+    clearTimeout(this.idleTimer);
+    this.idlePrompts = 0;
+    this.userSpeechStartedAt = event;
+    this.partialText = '';
+    this.openAsr(event.audioStartMs);
+    const reply = this.currentReply;
+    // The caller went on talking before the answer was heard: drop it, the next turn answers both.
+    if (reply && !reply.cancelled && !reply.hasPlayed) {
+      reply.cancel();
+      this.context.recorder.event('reply_discarded', { reason: 'caller_resumed_speaking', replyId: reply.id });
+    }
+  }
+
+  private openAsr(fromStreamMs: number): void {
+    this.asrSession?.cancel();
+    const engines = this.engines!;
+    const session = engines.asr.createSession({ callId: this.context.callId, language: this.config.language, prompt: this.config.stt.prompt });
+    session.onPartial((partial) => {
+      if (partial.stable) {
+        this.partialText = partial.text;
+        this.maybeSpeculate();
+      }
+    });
+    this.asrSession = session;
+    this.asrResampler = new StreamingResampler({ inputRate: 8000, outputRate: engines.asr.sampleRate });
+    session.pushAudio(this.asrResampler.process(this.arrivals.since(fromStreamMs)));
+  }
+
+  private async onTurnEnded(event: TurnEndedEvent): Promise<void> {
+    const endOfTurnMs = this.clock.nowMs();
+    const asr = this.asrSession;
+    const resampler = this.asrResampler;
+    this.asrSession = undefined;
+    this.asrResampler = undefined;
+    this.userSpeechStartedAt = undefined;
+    const timing: UserTurnTiming = {
+      startMs: this.arrivals.arrivalOf(event.startMs) ?? null,
+      endOfSpeechMs: this.arrivals.arrivalOf(event.endMs) ?? null,
+      endOfTurnMs,
+      asrFinalMs: null,
+    };
+    const reply = this.currentReply;
+    if (reply && !reply.cancelled && reply.tracker.playing) {
+      // Short speech over the agent that did not interrupt it: a backchannel, not a turn.
+      asr?.cancel();
+      this.context.recorder.event('backchannel_ignored', { startMs: timing.startMs, endMs: timing.endOfSpeechMs, speechMs: event.endMs - event.startMs });
+      return;
+    }
+    if (!asr) return;
+    if (resampler) asr.pushAudio(resampler.flush());
+    let text: string;
+    try {
+      text = (await asr.finish()).text.trim();
+    } catch (error) {
+      if (this.closed) return;
+      this.cancelSpeculation();
+      this.context.recorder.event('asr_error', engineErrorPayload(error));
+      await this.afterFailedReply();
+      return;
+    }
+    if (this.closed) return;
+    timing.asrFinalMs = this.clock.nowMs();
+    if (text.length === 0) {
+      this.cancelSpeculation();
+      this.context.recorder.event('empty_transcript', { startMs: timing.startMs, endMs: timing.endOfSpeechMs });
+      this.armIdleTimer();
+      return;
+    }
+    this.recordTranscript('user', 'speech', text, timing.startMs ?? endOfTurnMs, timing.endOfSpeechMs ?? endOfTurnMs);
+    await this.respond(text, timing);
+  }
+
+  private onDtmfInput(digits: string[]): void {
+    if (this.closed || this.ending) return;
+    const reply = this.currentReply;
+    if (reply && !reply.cancelled && reply.tracker.playing) this.interrupt(reply, 'dtmf');
+    const text = describeDtmfInput(digits);
+    const now = this.clock.nowMs();
+    this.recordTranscript('user', 'dtmf', text, now, now);
+    void this.respond(text, { startMs: now, endOfSpeechMs: null, endOfTurnMs: now, asrFinalMs: null });
+  }
+
+  // ---- replies ------------------------------------------------------------------------------
+
+  private async respond(userText: string, timing: UserTurnTiming): Promise<void> {
+    clearTimeout(this.idleTimer);
+    const speculation = this.takeSpeculation(userText);
+    let reply: AssistantReply;
+    if (speculation) {
+      this.history = speculation.history;
+      reply = speculation.reply;
+      reply.releaseHold();
+      this.context.recorder.event('speculation_adopted', { replyId: reply.id });
+    } else {
+      this.history.addUser(userText);
+      reply = this.newReply();
+    }
+    this.currentReply = reply;
+    this.currentReplySource = 'speech';
+    const end = await reply.generate();
+    await this.afterReply(reply, end, timing);
+  }
+
+  private async speakScripted(text: string, source: TranscriptSource): Promise<ReplyEnd> {
+    clearTimeout(this.idleTimer);
+    const reply = this.newReply();
+    this.currentReply = reply;
+    this.currentReplySource = source;
+    const end = await reply.speakScripted(text);
+    await this.afterReply(reply, end, null);
+    return end;
+  }
+
+  private newReply(options: { held?: boolean; history?: ConversationHistory } = {}): AssistantReply {
+    const engines = this.engines!;
+    this.replyCounter += 1;
+    return new AssistantReply(
+      {
+        llm: engines.llm,
+        tts: engines.tts,
+        voice: this.config.tts.voice,
+        tools: this.tools,
+        output: this.output,
+        history: options.history ?? this.history,
+        recorder: this.context.recorder,
+        clock: this.clock,
+        toolContext: { callId: this.context.callId, organizationId: this.context.organizationId, agentId: this.context.agentId, callerNumber: this.context.callerNumber },
+        temperature: this.config.llm.temperature,
+        maxTokens: this.config.llm.maxTokens,
+        onPlaybackStarted: () => this.interruptions.setArmed(this.config.interruptions.enabled),
+        onAside: (text) => {
+          const now = this.clock.nowMs();
+          this.recordTranscript('assistant', 'tool_filler', text, now, now);
+        },
+      },
+      `r${this.replyCounter}`,
+      { held: options.held },
+    );
+  }
+
+  /** Records the finished reply once the caller has heard it, then does what its tools asked. */
+  private async afterReply(reply: AssistantReply, end: ReplyEnd, timing: UserTurnTiming | null): Promise<void> {
+    if (end.kind === 'cancelled' || reply.cancelled) return;
+    if (end.kind === 'failed') {
+      this.recordInterruptedReply(reply, end.stage === 'llm' ? 'llm_error' : 'tts_error', timing);
+      this.context.recorder.event(end.stage === 'llm' ? 'llm_error' : 'tts_error', engineErrorPayload(end.error));
+      await this.afterFailedReply();
+      return;
+    }
+    await this.waitForPlayback(reply);
+    this.interruptions.setArmed(false);
+    if (reply.cancelled || this.closed) return;
+    this.consecutiveFailures = 0;
+    const startMs = reply.milestones.firstFrameSentMs ?? this.clock.nowMs();
+    const index = this.recordTranscript('assistant', this.currentReplySource, reply.tracker.sentText, startMs, this.clock.nowMs());
+    if (timing) this.recordLatency(index, reply, timing);
+    if (this.currentReply === reply) this.currentReply = undefined;
+    await this.performAction(end.action);
+  }
+
+  private async waitForPlayback(reply: AssistantReply): Promise<void> {
+    const boundMs = reply.tracker.sentSeconds * 1000 + PLAYBACK_ECHO_GRACE_MS;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([reply.tracker.whenDrained(), new Promise<void>((resolve) => (timer = setTimeout(resolve, boundMs)))]);
+    clearTimeout(timer);
+  }
+
+  private async performAction(action: ToolAction): Promise<void> {
+    if (action.type === 'end_call') return this.hangUp('agent_hangup');
+    if (action.type === 'transfer') {
+      this.ending = true;
+      try {
+        await this.context.callControl.transfer(action.to);
+        this.context.recorder.event('call_transferred', { to: action.to });
+        this.context.endCall('transferred');
+      } catch (error) {
+        this.ending = false;
+        this.context.recorder.event('transfer_failed', { to: action.to, message: error instanceof Error ? error.message : String(error) });
+        await this.speakScripted("Sorry, I couldn't transfer your call right now.", 'apology');
+      }
+      return;
+    }
+    this.armIdleTimer();
+  }
+
+  private async afterFailedReply(): Promise<void> {
+    if (this.closed) return;
+    this.consecutiveFailures += 1;
+    if (this.consecutiveFailures >= MAX_CONSECUTIVE_FAILURES) {
+      this.context.recorder.event('agent_gave_up', { consecutiveFailures: this.consecutiveFailures });
+      await this.hangUp('agent_error');
+      return;
+    }
+    this.history.addAssistant(this.config.apologyMessage);
+    await this.speakScripted(this.config.apologyMessage, 'apology');
+  }
+
+  // ---- barge-in -----------------------------------------------------------------------------
+
+  private onInterruption(speechStartMs: number): void {
+    const reply = this.currentReply;
+    if (!reply || reply.cancelled || !reply.tracker.playing || !this.config.interruptions.enabled || this.ending) return;
+    this.interrupt(reply, 'speech', speechStartMs);
+  }
+
+  /** Barge-in: stop the agent's audio at Twilio, stop the reply, keep only what was heard. */
+  private interrupt(reply: AssistantReply, cause: 'speech' | 'dtmf', speechStartMs?: number): void {
+    this.output.clear();
+    const clearedAtMs = this.clock.nowMs();
+    reply.cancel();
+    this.interruptions.setArmed(false);
+    this.recordInterruptedReply(reply, 'barge_in');
+    this.context.recorder.event('barge_in', {
+      cause,
+      replyId: reply.id,
+      speechStartMs: speechStartMs === undefined ? null : (this.arrivals.arrivalOf(speechStartMs) ?? null),
+      clearedAtMs: CallClock.round(clearedAtMs),
+      heardText: reply.tracker.heardText,
+    });
+    reply.tracker.abandon();
+    if (this.currentReply === reply) this.currentReply = undefined;
+  }
+
+  private recordInterruptedReply(reply: AssistantReply, why: string, timing: UserTurnTiming | null = null): void {
+    reply.writeHeardToHistory();
+    const sent = reply.tracker.sentText;
+    if (sent.length === 0) return;
+    const startMs = reply.milestones.firstFrameSentMs ?? this.clock.nowMs();
+    const index = this.recordTranscript('assistant', this.currentReplySource, sent, startMs, this.clock.nowMs(), reply.tracker.heardText);
+    if (timing) this.recordLatency(index, reply, timing);
+    this.context.recorder.event('assistant_turn_cut', { index, why });
+  }
+
+  // ---- speculation --------------------------------------------------------------------------
+
+  /** A stable partial and a pause: start answering now, held until the final transcript agrees. */
+  private maybeSpeculate(): void {
+    if (this.speculation || !this.userSpeechStartedAt || this.partialText.length === 0 || this.ending) return;
+    if (this.silenceSinceMs === undefined || !this.engines?.asr.supportsPartials) return;
+    const lastFrameMs = this.arrivals.totalSamples / 8;
+    if (lastFrameMs - this.silenceSinceMs < SPECULATE_AFTER_SILENCE_MS) return;
+    const history = this.history.fork();
+    history.addUser(this.partialText);
+    const reply = this.newReply({ held: true, history });
+    this.speculation = { reply, history, text: this.partialText };
+    void reply.generate();
+  }
+
+  private takeSpeculation(finalText: string): Speculation | undefined {
+    const speculation = this.speculation;
+    this.speculation = undefined;
+    if (!speculation) return undefined;
+    if (normaliseForComparison(speculation.text) === normaliseForComparison(finalText) && !speculation.reply.cancelled) return speculation;
+    speculation.reply.cancel();
+    this.context.recorder.event('speculation_discarded', { replyId: speculation.reply.id });
+    return undefined;
+  }
+
+  private cancelSpeculation(): void {
+    this.speculation?.reply.cancel();
+    this.speculation = undefined;
+  }
+
+  // ---- idle, max duration, hang-up ----------------------------------------------------------
+
+  private armIdleTimer(): void {
+    clearTimeout(this.idleTimer);
+    if (this.closed || this.ending) return;
+    this.idleTimer = setTimeout(() => void this.onIdle(), this.config.idle.promptAfterMs);
+  }
+
+  private async onIdle(): Promise<void> {
+    if (this.closed || this.ending || this.userSpeechStartedAt || this.currentReply) return;
+    if (this.idlePrompts >= this.config.idle.maxPrompts) {
+      this.context.recorder.event('idle_timeout', { prompts: this.idlePrompts });
+      await this.sayThenHangUp(this.config.idle.goodbye, 'idle_timeout');
+      return;
+    }
+    this.idlePrompts += 1;
+    const text = this.config.idle.prompt;
+    this.history.addAssistant(text);
+    await this.speakScripted(text, 'idle_prompt');
+  }
+
+  private async onMaxDuration(): Promise<void> {
+    if (this.closed || this.ending) return;
+    const reply = this.currentReply;
+    if (reply && !reply.cancelled && reply.tracker.playing) this.interrupt(reply, 'speech');
+    else reply?.cancel();
+    this.cancelSpeculation();
+    this.context.recorder.event('max_duration_reached', { maxDurationS: this.config.maxDurationS });
+    await this.sayThenHangUp(this.config.maxDurationMessage, 'max_duration');
+  }
+
+  private async sayThenHangUp(text: string, reason: string): Promise<void> {
+    this.ending = true;
+    clearTimeout(this.idleTimer);
+    const reply = this.newReply();
+    this.currentReply = reply;
+    this.currentReplySource = 'closing';
+    const end = await reply.speakScripted(text);
+    if (end.kind === 'completed') {
+      await this.waitForPlayback(reply);
+      const startMs = reply.milestones.firstFrameSentMs ?? this.clock.nowMs();
+      this.recordTranscript('assistant', 'closing', reply.tracker.sentText, startMs, this.clock.nowMs());
+    }
+    await this.hangUp(reason);
+  }
+
+  private async hangUp(reason: string): Promise<void> {
+    if (this.closed) return;
+    this.ending = true;
+    try {
+      await this.context.callControl.hangUp(reason);
+    } catch (error) {
+      this.context.recorder.event('hangup_failed', { message: error instanceof Error ? error.message : String(error) });
+    }
+    this.context.endCall(reason);
+  }
+
+  private fail(code: string, error: unknown): void {
+    if (this.closed) return;
+    this.context.recorder.event('error', { code, ...engineErrorPayload(error) });
+    this.context.endCall('agent_error');
+  }
+
+  // ---- records ------------------------------------------------------------------------------
+
+  private recordTranscript(role: 'user' | 'assistant', source: TranscriptSource, text: string, startMs: number, endMs: number, heardText?: string): number {
+    const index = this.transcriptIndex++;
+    const interrupted = heardText !== undefined;
+    this.context.recorder.transcriptTurn({
+      index,
+      role,
+      source,
+      text,
+      heardText: interrupted ? heardText : null,
+      interrupted,
+      startMs: Math.round(startMs),
+      endMs: Math.round(Math.max(startMs, endMs)),
+    });
+    return index;
+  }
+
+  private recordLatency(turnIndex: number, reply: AssistantReply, timing: UserTurnTiming): void {
+    const round = (value: number | null | undefined): number | null => (value === null || value === undefined ? null : CallClock.round(value));
+    this.context.recorder.turnLatency({
+      turnIndex,
+      endOfSpeechMs: round(timing.endOfSpeechMs),
+      endOfTurnMs: round(timing.endOfTurnMs),
+      asrFinalMs: round(timing.asrFinalMs),
+      llmFirstTokenMs: round(reply.milestones.llmFirstTokenMs),
+      ttsFirstByteMs: round(reply.milestones.ttsFirstByteMs),
+      firstFrameSentMs: round(reply.milestones.firstFrameSentMs),
+      firstMarkEchoedMs: round(reply.milestones.firstMarkEchoedMs),
+    });
+  }
+}
+
+function engineErrorPayload(error: unknown): Record<string, unknown> {
+  if (error instanceof EngineError) return { engine: error.engine, code: error.code, message: error.message, retryable: error.retryable };
+  return { message: error instanceof Error ? error.message : String(error) };
+}
+
+function normaliseForComparison(text: string): string {
+  return text.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
+}

@@ -1,0 +1,26 @@
+import type { AsrEngine } from '@switchboard/inference/asr/asr-engine';
+import type { LlmEngine } from '@switchboard/inference/llm';
+import type { TtsEngine } from '@switchboard/inference/tts/tts-engine';
+import type { EndOfTurnClassifier } from '@switchboard/inference/turn';
+import type { VadStream } from '@switchboard/inference/vad';
+import type { AgentConfig } from '../config/agent-config.schema';
+
+/** The engines one pipeline call runs on, chosen from its agent config. */
+export interface PipelineEngines {
+  /** A fresh VAD stream for this call's caller audio (8 kHz). */
+  vad: VadStream;
+  asr: AsrEngine;
+  llm: LlmEngine;
+  tts: TtsEngine;
+  endOfTurnClassifier?: EndOfTurnClassifier;
+}
+
+/**
+ * Builds engines from an agent config. The server implements it (shared runtime, cached remote
+ * clients so circuit breakers span calls); benchmarks and tests pass scripted fakes.
+ */
+export interface PipelineEngineResolver {
+  /** The TTS voice's sample rate, known before the engines are built (the call's audio chain needs it). */
+  ttsSampleRate(config: AgentConfig): number;
+  resolve(config: AgentConfig, callId: string): Promise<PipelineEngines>;
+}

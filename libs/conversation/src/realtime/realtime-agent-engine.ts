@@ -1,0 +1,26 @@
+import type { SpeechToSpeechEngine } from '@switchboard/inference/speech-to-speech';
+import type { AgentAudioOutput, AgentCallContext, AgentDescriptor, AgentEngine, AgentSession } from '../agent/agent-session';
+import type { AgentConfig } from '../config/agent-config.schema';
+import { parseAgentConfig } from '../config/parse-agent-config';
+import type { ToolRunner } from '../tools/tool-contracts';
+import { RealtimeAgentSession } from './realtime-agent-session';
+
+export interface RealtimeAgentEngineOptions {
+  /** The speech-to-speech engine for an agent config (cached per endpoint by the server). */
+  resolveEngine(config: AgentConfig): Promise<SpeechToSpeechEngine>;
+  createToolRunner(config: AgentConfig, context: AgentCallContext): ToolRunner;
+}
+
+/** The `realtime` agent: a native speech-to-speech model, with the platform's barge-in, tools and records. */
+export class RealtimeAgentEngine implements AgentEngine {
+  readonly name = 'realtime';
+  /** Telephone audio both ways: mu-law 8 kHz passes to and from the model without resampling. */
+  readonly audio: AgentDescriptor = { inputSampleRate: 8000, outputSampleRate: 8000 };
+
+  constructor(private readonly options: RealtimeAgentEngineOptions) {}
+
+  createSession(context: AgentCallContext, output: AgentAudioOutput): AgentSession {
+    const config = parseAgentConfig(context.config);
+    return new RealtimeAgentSession(context, config, output, this.options.createToolRunner(config, context), this.options.resolveEngine(config));
+  }
+}
