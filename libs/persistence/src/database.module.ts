@@ -11,6 +11,7 @@ import { AgentRepository } from './repositories/agent.repository';
 import { ApiKeyRepository } from './repositories/api-key.repository';
 import { CallEventRepository } from './repositories/call-event.repository';
 import { CallRepository } from './repositories/call.repository';
+import { ConversationRecordRepository } from './repositories/conversation-record.repository';
 import { OrganizationRepository } from './repositories/organization.repository';
 import { PhoneNumberRepository } from './repositories/phone-number.repository';
 
@@ -34,6 +35,7 @@ const REPOSITORIES = [
   PhoneNumberRepository,
   CallRepository,
   CallEventRepository,
+  ConversationRecordRepository,
 ];
 
 @Module({})

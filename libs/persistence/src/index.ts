@@ -34,6 +34,19 @@ export type {
 } from './repositories/call.repository';
 export { CallEventRepository, CALL_EVENT_MAX_BATCH } from './repositories/call-event.repository';
 export type { CallEventInput } from './repositories/call-event.repository';
+export { ConversationRecordRepository, CONVERSATION_RECORD_MAX_BATCH } from './repositories/conversation-record.repository';
+export { TRANSCRIPT_ROLES, TRANSCRIPT_SOURCES, TURN_LATENCY_FIELDS } from './repositories/conversation-records';
+export type {
+  ToolInvocationInput,
+  ToolInvocationRecord,
+  TranscriptRole,
+  TranscriptSource,
+  TranscriptTurnInput,
+  TranscriptTurnRecord,
+  TurnLatencyField,
+  TurnLatencyInput,
+  TurnLatencyRecord,
+} from './repositories/conversation-records';
 export type {
   CallDetail,
   CallDirection,

@@ -147,11 +147,24 @@ describe('CallRepository: creation, stream token, stream marks, finalise', () =>
     await repos.agents.updateConfig(organizationId, agentId, { greeting: 'v2' });
     const at = new Date();
     const claim = await repos.calls.claimMediaStream({ callId, tokenHash: hashSecret(rawToken), streamSid: 'MZ1', now: at });
+    const call = await repos.calls.findById(callId);
     expect(claim).toEqual({
       outcome: 'ok',
-      context: { callId, organizationId, agentId, agentEngine: 'echo', agentConfigVersion: 1, agentConfig: { greeting: 'hi' } },
+      context: {
+        callId,
+        organizationId,
+        agentId,
+        agentEngine: 'echo',
+        agentConfigVersion: 1,
+        agentConfig: { greeting: 'hi' },
+        // What the agent needs to know about the call: who is calling, and the clock's origin.
+        twilioCallSid: call!.twilioCallSid,
+        fromNumber: call!.fromNumber,
+        toNumber: call!.toNumber,
+        startedAt: call!.startedAt,
+      },
     });
-    await expect(repos.calls.findById(callId)).resolves.toMatchObject({ twilioStreamSid: 'MZ1', streamStartedAt: at });
+    expect(call).toMatchObject({ twilioStreamSid: 'MZ1', streamStartedAt: at });
   });
 
   it('markStreamEnded() keeps the first end', async () => {

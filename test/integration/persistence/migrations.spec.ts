@@ -49,6 +49,9 @@ describe('applyMigrations()', () => {
         'calls',
         'organizations',
         'phone_numbers',
+        'tool_invocations',
+        'transcript_turns',
+        'turn_latencies',
       ]);
       const applied = await client.query<{ migration_name: string }>(
         'SELECT migration_name FROM _prisma_migrations WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL ORDER BY migration_name',
@@ -63,6 +66,12 @@ describe('applyMigrations()', () => {
           ),
         ),
       ).rejects.toThrow(/agents_engine_check/);
+      await expect(
+        client.query(
+          `INSERT INTO transcript_turns (id, call_id, index, role, source, text, start_ms, end_ms)
+           VALUES (gen_random_uuid(), gen_random_uuid(), 0, 'user', 'telepathy', 'hi', 0, 1)`,
+        ),
+      ).rejects.toThrow(/transcript_turns_source_check/);
 
       await applyMigrations(scratch.url, { projectRoot: PROJECT_ROOT });
       const again = await client.query('SELECT count(*)::int AS n FROM _prisma_migrations');

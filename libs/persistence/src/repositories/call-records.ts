@@ -1,5 +1,6 @@
 import type { Call, CallEvent } from '../generated/prisma/client';
 import type { JsonValue } from './json';
+import type { ToolInvocationRecord, TranscriptTurnRecord, TurnLatencyRecord } from './conversation-records';
 
 export type CallDirection = 'inbound' | 'outbound';
 
@@ -53,6 +54,12 @@ export interface CallEventRecord {
 export interface CallDetail extends CallRecord {
   /** Ordered by time, then insertion. */
   events: CallEventRecord[];
+  /** Ordered by turn index. */
+  transcript: TranscriptTurnRecord[];
+  /** Ordered by start offset. */
+  toolInvocations: ToolInvocationRecord[];
+  /** One latency waterfall per reply, ordered by turn index. */
+  latency: TurnLatencyRecord[];
 }
 
 export interface CallPage {

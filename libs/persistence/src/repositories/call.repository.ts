@@ -14,6 +14,7 @@ import {
   toCallRecord,
 } from './call-records';
 import { isTwilioCallStatus, TERMINAL_CALL_STATUSES } from './call-status';
+import { toToolInvocationRecord, toTranscriptTurnRecord, toTurnLatencyRecord } from './conversation-records';
 import type { AgentEngine } from './agent.repository';
 import type { JsonValue } from './json';
 
@@ -55,6 +56,11 @@ export interface StreamCallContext {
   /** The config version the call was answered with (not necessarily the agent's current one). */
   agentConfigVersion: number;
   agentConfig: JsonValue;
+  twilioCallSid: string;
+  fromNumber: string;
+  toNumber: string;
+  /** calls.started_at: the origin of every offset recorded for the call. */
+  startedAt: Date;
 }
 
 export type StreamTokenOutcome = 'ok' | 'missing' | 'reused' | 'expired' | 'mismatch';
@@ -146,7 +152,17 @@ export class CallRepository {
     if (!isUuid(callId)) return { outcome: 'missing' };
     const nowIso = now.toISOString();
     const rows = await this.prisma.$queryRaw<
-      Array<{ organization_id: string; agent_id: string; engine: string; version: number; config: JsonValue }>
+      Array<{
+        organization_id: string;
+        agent_id: string;
+        engine: string;
+        version: number;
+        config: JsonValue;
+        twilio_call_sid: string;
+        from_number: string;
+        to_number: string;
+        started_at: Date;
+      }>
     >(Prisma.sql`
       WITH claimed AS (
         UPDATE calls
@@ -158,9 +174,10 @@ export class CallRepository {
           AND stream_token_hash = ${tokenHash}
           AND stream_token_used_at IS NULL
           AND stream_token_expires_at > ${nowIso}::timestamptz
-        RETURNING organization_id, agent_id, agent_config_version
+        RETURNING organization_id, agent_id, agent_config_version, twilio_call_sid, from_number, to_number, started_at
       )
-      SELECT c.organization_id, a.id AS agent_id, a.engine, v.version, v.config
+      SELECT c.organization_id, a.id AS agent_id, a.engine, v.version, v.config,
+             c.twilio_call_sid, c.from_number, c.to_number, c.started_at
       FROM claimed c
       JOIN agents a ON a.id = c.agent_id
       JOIN agent_config_versions v ON v.agent_id = c.agent_id AND v.version = c.agent_config_version`);
@@ -175,6 +192,10 @@ export class CallRepository {
           agentEngine: row.engine as AgentEngine,
           agentConfigVersion: row.version,
           agentConfig: row.config,
+          twilioCallSid: row.twilio_call_sid,
+          fromNumber: row.from_number,
+          toNumber: row.to_number,
+          startedAt: new Date(row.started_at),
         },
       };
     }
@@ -286,17 +307,32 @@ export class CallRepository {
     };
   }
 
-  /** The call with its event log, or null when missing or owned by another organization. */
+  /**
+   * The call with its event log and conversation records (transcript, tool invocations, latency
+   * waterfalls), or null when missing or owned by another organization.
+   */
   async findDetail(organizationId: string, id: string): Promise<CallDetail | null> {
     if (!isUuid(id) || !isUuid(organizationId)) return null;
     const row = await this.prisma.call.findFirst({
       where: { id, organizationId },
       omit: OMIT_STREAM_TOKEN,
-      include: { events: { orderBy: [{ at: 'asc' }, { id: 'asc' }] } },
+      include: {
+        events: { orderBy: [{ at: 'asc' }, { id: 'asc' }] },
+        transcriptTurns: { orderBy: { index: 'asc' } },
+        // Parallel tool calls share a start offset: the tiebreakers only make the order stable.
+        toolInvocations: { orderBy: [{ startedAtMs: 'asc' }, { createdAt: 'asc' }, { id: 'asc' }] },
+        turnLatencies: { orderBy: { turnIndex: 'asc' } },
+      },
     });
     if (!row) return null;
-    const { events, ...call } = row;
-    return { ...toCallRecord(call), events: events.map(toCallEventRecord) };
+    const { events, transcriptTurns, toolInvocations, turnLatencies, ...call } = row;
+    return {
+      ...toCallRecord(call),
+      events: events.map(toCallEventRecord),
+      transcript: transcriptTurns.map(toTranscriptTurnRecord),
+      toolInvocations: toolInvocations.map(toToolInvocationRecord),
+      latency: turnLatencies.map(toTurnLatencyRecord),
+    };
   }
 
   /** Internal lookup (media path) not scoped to an organization. */

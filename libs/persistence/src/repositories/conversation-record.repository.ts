@@ -1,0 +1,105 @@
+import { Injectable } from '@nestjs/common';
+import { Prisma } from '../generated/prisma/client';
+import { PrismaService } from '../prisma.service';
+import { invalidInput, PersistenceError } from '../persistence.errors';
+import { isUuid } from '../uuid';
+import { mergeTurnLatencies, toToolInvocationRow, toTranscriptTurnRow } from './conversation-record-input';
+import type { ToolInvocationInput, TranscriptTurnInput, TurnLatencyInput } from './conversation-records';
+
+/** Largest batch one write takes; bigger batches are a caller bug (unbounded buffering). */
+export const CONVERSATION_RECORD_MAX_BATCH = 1_000;
+
+/**
+ * Stores what a conversation leaves behind: transcript turns, tool invocations and latency
+ * waterfalls. The media path buffers records and writes them in batches; every method is one
+ * statement, all-or-nothing, and safe to repeat after a failure (a retried batch never
+ * duplicates a turn or a waterfall). Throws invalid_input naming the bad record before anything
+ * is written, and not_found when the call does not exist.
+ */
+@Injectable()
+export class ConversationRecordRepository {
+  constructor(private readonly prisma: PrismaService) {}
+
+  /** Inserts turns; a turn whose (call, index) is already stored is skipped, not overwritten. */
+  async appendTranscriptTurns(callId: string, turns: readonly TranscriptTurnInput[]): Promise<void> {
+    if (!checkBatch(callId, turns.length, 'transcript turns')) return;
+    const data = turns.map((turn, at) => toTranscriptTurnRow(callId, turn, at));
+    await this.withCall(callId, () => this.prisma.transcriptTurn.createMany({ data, skipDuplicates: true }));
+  }
+
+  async insertToolInvocations(callId: string, items: readonly ToolInvocationInput[]): Promise<void> {
+    if (!checkBatch(callId, items.length, 'tool invocations')) return;
+    const data = items.map((item, at) => toToolInvocationRow(callId, item, at));
+    await this.withCall(callId, () => this.prisma.toolInvocation.createMany({ data }));
+  }
+
+  /**
+   * Writes latency waterfalls, merging into what is stored for the same turn: a field given
+   * (non-null) replaces the stored one, a field left null keeps it. The runtime writes a
+   * waterfall once the reply starts playing and again when the first mark comes back.
+   */
+  async upsertTurnLatencies(callId: string, items: readonly TurnLatencyInput[]): Promise<void> {
+    if (!checkBatch(callId, items.length, 'turn latencies')) return;
+    const rows = mergeTurnLatencies(items);
+    const column = <K extends keyof (typeof rows)[number]>(key: K) => rows.map((row) => row[key]);
+    // unnest() turns the parallel arrays into rows; joining calls makes a missing call insert
+    // zero rows instead of failing on the foreign key. Updated rows count as affected too, so
+    // zero means the call is missing.
+    const affected = await this.prisma.$executeRaw(Prisma.sql`
+      INSERT INTO turn_latencies (call_id, turn_index, end_of_speech_ms, end_of_turn_ms, asr_final_ms,
+                                  llm_first_token_ms, tts_first_byte_ms, first_frame_sent_ms, first_mark_echoed_ms)
+      SELECT c.id, l.turn_index, l.end_of_speech_ms, l.end_of_turn_ms, l.asr_final_ms,
+             l.llm_first_token_ms, l.tts_first_byte_ms, l.first_frame_sent_ms, l.first_mark_echoed_ms
+      FROM unnest(${column('turnIndex')}::int[], ${column('endOfSpeechMs')}::float8[], ${column('endOfTurnMs')}::float8[],
+                  ${column('asrFinalMs')}::float8[], ${column('llmFirstTokenMs')}::float8[],
+                  ${column('ttsFirstByteMs')}::float8[], ${column('firstFrameSentMs')}::float8[],
+                  ${column('firstMarkEchoedMs')}::float8[])
+             AS l(turn_index, end_of_speech_ms, end_of_turn_ms, asr_final_ms, llm_first_token_ms,
+                  tts_first_byte_ms, first_frame_sent_ms, first_mark_echoed_ms)
+      JOIN calls c ON c.id = ${callId}::uuid
+      ON CONFLICT (call_id, turn_index) DO UPDATE SET
+        end_of_speech_ms = COALESCE(EXCLUDED.end_of_speech_ms, turn_latencies.end_of_speech_ms),
+        end_of_turn_ms = COALESCE(EXCLUDED.end_of_turn_ms, turn_latencies.end_of_turn_ms),
+        asr_final_ms = COALESCE(EXCLUDED.asr_final_ms, turn_latencies.asr_final_ms),
+        llm_first_token_ms = COALESCE(EXCLUDED.llm_first_token_ms, turn_latencies.llm_first_token_ms),
+        tts_first_byte_ms = COALESCE(EXCLUDED.tts_first_byte_ms, turn_latencies.tts_first_byte_ms),
+        first_frame_sent_ms = COALESCE(EXCLUDED.first_frame_sent_ms, turn_latencies.first_frame_sent_ms),
+        first_mark_echoed_ms = COALESCE(EXCLUDED.first_mark_echoed_ms, turn_latencies.first_mark_echoed_ms)`);
+    if (affected === 0) throw callNotFound(callId);
+  }
+
+  /** Runs a write whose rows reference the call, turning a foreign-key failure into not_found. */
+  private async withCall(callId: string, write: () => Promise<unknown>): Promise<void> {
+    try {
+      await write();
+    } catch (error) {
+      if (isForeignKeyViolation(error)) throw callNotFound(callId, error);
+      throw error;
+    }
+  }
+}
+
+/** False when there is nothing to write; throws on a batch no caller should send. */
+function checkBatch(callId: string, size: number, what: string): boolean {
+  if (size === 0) return false;
+  if (size > CONVERSATION_RECORD_MAX_BATCH) {
+    throw invalidInput(`At most ${CONVERSATION_RECORD_MAX_BATCH} ${what} per batch, got ${size}`);
+  }
+  if (!isUuid(callId)) throw callNotFound(callId);
+  return true;
+}
+
+function callNotFound(callId: string, cause?: unknown): PersistenceError {
+  return new PersistenceError('not_found', `Call ${callId} does not exist`, false, cause === undefined ? undefined : { cause });
+}
+
+/** Prisma's P2003, or Postgres' 23503 when the adapter passes the driver error through. */
+function isForeignKeyViolation(error: unknown): boolean {
+  let current: unknown = error;
+  for (let depth = 0; depth < 4 && current !== null && typeof current === 'object'; depth++) {
+    const record = current as { code?: unknown; cause?: unknown };
+    if (record.code === 'P2003' || record.code === '23503') return true;
+    current = record.cause;
+  }
+  return false;
+}
