@@ -2,3 +2,14 @@ export type { AgentAudioOutput, AgentCallContext, AgentDescriptor, AgentEngine, 
 export { TelephonyAudioInput, TELEPHONY_SAMPLE_RATE } from './audio-io/telephony-audio-input';
 export { TelephonyAudioOutput, type MulawSink } from './audio-io/telephony-audio-output';
 export { EchoAgentEngine, ECHO_SAMPLE_RATE } from './echo/echo-agent';
+export * from './config/agent-config.schema';
+export * from './config/parse-agent-config';
+export * from './config/prompt-variables';
+export * from './call/call-clock';
+export * from './call/call-control';
+export * from './records/conversation-records';
+export * from './tools/tool-contracts';
+export * from './playback/playback-tracker';
+export * from './pipeline/pipeline-engines';
+export * from './pipeline/pipeline-agent-engine';
+export * from './realtime/realtime-agent-engine';

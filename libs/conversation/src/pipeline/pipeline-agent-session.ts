@@ -240,6 +240,13 @@ export class PipelineAgentSession implements AgentSession {
       endOfTurnMs,
       asrFinalMs: null,
     };
+    this.context.recorder.event('turn_ended', {
+      reason: event.reason,
+      endOfSpeechMs: roundOrNull(timing.endOfSpeechMs),
+      // When the frame that completed the end-of-turn silence arrived: end-of-turn wait = this - endOfSpeechMs.
+      decisionFrameMs: roundOrNull(this.arrivals.arrivalOf(event.detectedAtMs) ?? null),
+      endOfTurnMs: CallClock.round(endOfTurnMs),
+    });
     const reply = this.currentReply;
     if (reply && !reply.cancelled && reply.tracker.playing) {
       // Short speech over the agent that did not interrupt it: a backchannel, not a turn.
@@ -561,6 +568,10 @@ export class PipelineAgentSession implements AgentSession {
 function engineErrorPayload(error: unknown): Record<string, unknown> {
   if (error instanceof EngineError) return { engine: error.engine, code: error.code, message: error.message, retryable: error.retryable };
   return { message: error instanceof Error ? error.message : String(error) };
+}
+
+function roundOrNull(value: number | null): number | null {
+  return value === null ? null : CallClock.round(value);
 }
 
 function normaliseForComparison(text: string): string {
