@@ -32,8 +32,9 @@ export const TEST_ADMIN_API_KEY = 'sk_test_switchboard_e2e_admin_key_000000';
 
 export async function startTestServer(env: Record<string, string | undefined> = {}): Promise<TestServer> {
   const publicBaseUrl = 'https://switchboard.test';
-  const authToken = randomBytes(16).toString('hex');
-  const accountSid = `AC${randomBytes(16).toString('hex')}`;
+  // A test may fix Twilio's credentials (e.g. to share them with a fake of Twilio's REST API).
+  const authToken = env['TWILIO_AUTH_TOKEN'] ?? randomBytes(16).toString('hex');
+  const accountSid = env['TWILIO_ACCOUNT_SID'] ?? `AC${randomBytes(16).toString('hex')}`;
   // One admin key for every test server of the run: they share the default organization, and a
   // server booting with a different ADMIN_API_KEY revokes the previous bootstrap key (by design).
   const adminApiKey = env['ADMIN_API_KEY'] ?? TEST_ADMIN_API_KEY;

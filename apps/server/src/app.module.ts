@@ -9,6 +9,7 @@ import { CallsController } from './calls/calls.controller';
 import { PersistenceErrorFilter } from './common/persistence-error.filter';
 import { HealthController } from './health/health.controller';
 import { InferenceService } from './inference/inference.service';
+import { TwilioRestClientFactory } from './telephony-control/twilio-rest-client.factory';
 import { LoggingModule } from './logging/logging.module';
 import { MediaStreamGateway } from './media/media-stream.gateway';
 import { MediaStreamService } from './media/media-stream.service';
@@ -44,6 +45,10 @@ export class AppModule {
         AgentEngines,
         BootstrapService,
         InferenceService,
+        {
+          provide: TwilioRestClientFactory,
+          useFactory: () => new TwilioRestClientFactory({ accountSid: config.twilio.accountSid, authToken: config.twilio.authToken, apiBaseUrl: config.twilio.apiBaseUrl }),
+        },
       ],
     };
   }

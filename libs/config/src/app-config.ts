@@ -10,6 +10,8 @@ export interface AppConfig {
     accountSid: string | undefined;
     /** Undefined: every Twilio request is refused (signatures cannot be checked). */
     authToken: string | undefined;
+    /** REST API root, without trailing slash. */
+    apiBaseUrl: string;
   };
   database: {
     /** Undefined: embedded PGlite under `dataDir`. */
@@ -52,7 +54,7 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     nodeEnv: e.NODE_ENV,
     port: e.PORT,
     publicBaseUrl: e.PUBLIC_BASE_URL ?? `http://localhost:${e.PORT}`,
-    twilio: { accountSid: e.TWILIO_ACCOUNT_SID, authToken: e.TWILIO_AUTH_TOKEN },
+    twilio: { accountSid: e.TWILIO_ACCOUNT_SID, authToken: e.TWILIO_AUTH_TOKEN, apiBaseUrl: e.TWILIO_API_BASE_URL },
     database: { url: e.DATABASE_URL, dataDir: e.DATA_DIR, migrateOnStart: e.MIGRATE_ON_START },
     adminApiKey: e.ADMIN_API_KEY,
     logLevel: e.LOG_LEVEL,

@@ -31,6 +31,8 @@ export const environmentSchema = z
       z.string().regex(/^AC[0-9a-f]{32}$/i, { message: 'must look like AC followed by 32 hex characters' }),
     ),
     TWILIO_AUTH_TOKEN: optionalString(z.string().min(16, { message: 'must be at least 16 characters' })),
+    /** Twilio's REST API root (call control: hang-up, transfer, outbound calls); change only to test against a local fake. */
+    TWILIO_API_BASE_URL: httpUrl.default('https://api.twilio.com'),
     /** Unset: an embedded Postgres (PGlite) is served on loopback from DATA_DIR. */
     DATABASE_URL: optionalString(postgresUrl),
     DATA_DIR: z.string().min(1).default('./data'),

@@ -2,3 +2,4 @@ export * from './twilio-caller';
 export * from './openai-fakes';
 export * from './realtime-fake';
 export * from './models';
+export * from './twilio-rest-fake';

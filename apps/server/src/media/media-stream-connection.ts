@@ -1,5 +1,5 @@
 import type { WebSocket, RawData } from 'ws';
-import type { AgentEngine, AgentSession } from '@switchboard/conversation';
+import type { AgentEngine, AgentSession, CallControl, ConversationRecorder } from '@switchboard/conversation';
 import { TelephonyAudioInput, TelephonyAudioOutput } from '@switchboard/conversation';
 import type { CallRepository } from '@switchboard/persistence';
 import {
@@ -30,13 +30,29 @@ const MAX_EVENTS_HELD_BEFORE_AUTH = 500;
 /** Protocol errors are recorded on the call up to this count, then only counted (a hostile peer can't flood the log table). */
 const MAX_RECORDED_PROTOCOL_ERRORS = 20;
 
-export type CallEndReason = 'stream_stopped' | 'connection_lost' | 'server_shutdown' | 'agent_error' | 'protocol_error';
+export type CallEndReason =
+  | 'stream_stopped'
+  | 'connection_lost'
+  | 'server_shutdown'
+  | 'agent_error'
+  | 'protocol_error'
+  /** The agent ended the call: end_call tool, idle timeout, max duration, transfer. */
+  | 'agent_hangup'
+  | 'idle_timeout'
+  | 'max_duration'
+  | 'transferred';
+
+const AGENT_END_REASONS: readonly string[] = ['agent_hangup', 'idle_timeout', 'max_duration', 'transferred', 'agent_error'];
 
 /** What a connection needs from the server; provided by MediaStreamService. */
 export interface MediaStreamDependencies {
   calls: CallRepository;
   resolveAgent(engine: string): AgentEngine | undefined;
   createEventBuffer(callId: string): CallEventBuffer;
+  /** Where the agent's transcript, tool calls and latency go; flushed before the call is finalised. */
+  createRecorder(callId: string, events: CallEventBuffer): ConversationRecorder;
+  /** Hang-up and transfer for the call with this Twilio SID. */
+  createCallControl(callSid: string): CallControl;
   logger: PinoLogger;
   onClosed(connection: MediaStreamConnection): void;
 }
@@ -52,6 +68,7 @@ export class MediaStreamConnection implements MediaStreamHandler {
   private state: ConnectionState = 'awaiting_start';
   private callId: string | undefined;
   private events: CallEventBuffer | undefined;
+  private recorder: ConversationRecorder | undefined;
   private agent: AgentSession | undefined;
   private input: TelephonyAudioInput | undefined;
   private heldFrames: Uint8Array[] = [];
@@ -166,19 +183,29 @@ export class MediaStreamConnection implements MediaStreamHandler {
       return this.end('agent_error', CLOSE_SERVER_ERROR);
     }
     const { [STREAM_PARAM_TOKEN]: _secret, ...streamParameters } = start.customParameters;
-    this.input = new TelephonyAudioInput(engine.audio.inputSampleRate);
-    const output = new TelephonyAudioOutput(engine.audio.outputSampleRate, this.session);
-    this.agent = engine.createSession(
-      {
-        callId,
-        organizationId: call.organizationId,
-        agentId: call.agentId,
-        agentConfigVersion: call.agentConfigVersion,
-        config: call.agentConfig,
-        streamParameters,
+    this.recorder = this.deps.createRecorder(callId, this.events);
+    const context = {
+      callId,
+      organizationId: call.organizationId,
+      agentId: call.agentId,
+      agentConfigVersion: call.agentConfigVersion,
+      config: call.agentConfig,
+      streamParameters,
+      callerNumber: call.fromNumber,
+      calledNumber: call.toNumber,
+      callStartedAt: call.startedAt,
+      recorder: this.recorder,
+      callControl: this.deps.createCallControl(call.twilioCallSid),
+      endCall: (reason: string) => {
+        // Deferred: the agent calls this from inside its own handlers.
+        const known = AGENT_END_REASONS.includes(reason) ? (reason as CallEndReason) : 'agent_hangup';
+        setImmediate(() => void this.end(known, CLOSE_NORMAL));
       },
-      output,
-    );
+    };
+    const audio = engine.describeAudio?.(context) ?? engine.audio;
+    this.input = new TelephonyAudioInput(audio.inputSampleRate);
+    const output = new TelephonyAudioOutput(audio.outputSampleRate, this.session);
+    this.agent = engine.createSession(context, output);
     this.state = 'active';
     this.deps.logger.info({ callId, streamSid: start.streamSid, engine: engine.name }, 'media stream started');
     for (const frame of this.heldFrames) this.agent.pushAudio(this.input.process(frame));
@@ -241,6 +268,7 @@ export class MediaStreamConnection implements MediaStreamHandler {
           marksEchoed: counters.marksEchoed,
           protocolErrors: counters.protocolErrors,
         });
+        await this.recorder?.flush();
         await this.events?.close();
         await this.deps.calls.finalise(this.callId, { endReason: reason, endedAt: new Date() });
         this.deps.logger.info({ callId: this.callId, reason }, 'media stream ended');

@@ -1,10 +1,13 @@
 import { Injectable, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { TelephonyAudioInput, TelephonyAudioOutput } from '@switchboard/conversation';
-import { CallEventRepository, CallRepository } from '@switchboard/persistence';
+import { CallEventRepository, CallRepository, ConversationRecordRepository } from '@switchboard/persistence';
+import { CallControlError, type CallControl } from '@switchboard/conversation';
 import { PinoLogger } from 'nestjs-pino';
 import type { WebSocket } from 'ws';
 import { AgentEngines } from '../agents/agent-engines';
+import { TwilioRestClientFactory } from '../telephony-control/twilio-rest-client.factory';
 import { CallEventBuffer } from './call-event-buffer';
+import { ConversationRecordBuffer } from './conversation-record-buffer';
 import { MediaStreamConnection } from './media-stream-connection';
 
 /** Owns the live media connections, so shutdown can end every call cleanly. */
@@ -16,6 +19,8 @@ export class MediaStreamService implements OnModuleInit, OnApplicationShutdown {
     private readonly calls: CallRepository,
     private readonly callEvents: CallEventRepository,
     private readonly agents: AgentEngines,
+    private readonly conversationRecords: ConversationRecordRepository,
+    private readonly twilioRest: TwilioRestClientFactory,
     private readonly logger: PinoLogger,
   ) {
     this.logger.setContext(MediaStreamService.name);
@@ -29,10 +34,11 @@ export class MediaStreamService implements OnModuleInit, OnApplicationShutdown {
   onModuleInit(): void {
     const started = performance.now();
     const noSink = { sendAudio: () => undefined, sendMark: () => undefined, clear: () => undefined };
-    for (const engine of this.agents.all()) {
-      new TelephonyAudioInput(engine.audio.inputSampleRate);
-      new TelephonyAudioOutput(engine.audio.outputSampleRate, noSink);
-    }
+    const inputRates = new Set(this.agents.all().map((engine) => engine.audio.inputSampleRate));
+    // Agent voices come at these rates (Flite 16 kHz, Piper 22.05 kHz, OpenAI/Kokoro 24 kHz).
+    const outputRates = new Set([...this.agents.all().map((engine) => engine.audio.outputSampleRate), 16_000, 22_050, 24_000]);
+    for (const rate of inputRates) new TelephonyAudioInput(rate);
+    for (const rate of outputRates) new TelephonyAudioOutput(rate, noSink);
     this.logger.info({ durationMs: Math.round(performance.now() - started) }, 'audio filters prepared');
   }
 
@@ -45,11 +51,33 @@ export class MediaStreamService implements OnModuleInit, OnApplicationShutdown {
       calls: this.calls,
       resolveAgent: (engine) => this.agents.resolve(engine),
       createEventBuffer: (callId) => new CallEventBuffer(callId, this.callEvents, this.logger),
+      createRecorder: (callId, events) => new ConversationRecordBuffer(callId, this.conversationRecords, events, this.logger),
+      createCallControl: (callSid) => this.callControl(callSid),
       logger: this.logger,
       onClosed: (closed) => this.connections.delete(closed),
     });
     this.connections.add(connection);
     return connection;
+  }
+
+  /**
+   * Twilio REST call control. Without Twilio credentials (local development) hanging up still
+   * works, because closing the media stream ends a <Connect><Stream> call; a transfer cannot.
+   */
+  private callControl(callSid: string): CallControl {
+    if (this.twilioRest.isConfigured) {
+      try {
+        return this.twilioRest.callControl(callSid);
+      } catch (error) {
+        this.logger.warn({ err: error, callSid }, 'Twilio call control unavailable for this call');
+      }
+    }
+    return {
+      hangUp: async () => undefined,
+      transfer: async () => {
+        throw new CallControlError('transfer needs TWILIO_ACCOUNT_SID and TWILIO_AUTH_TOKEN (Twilio REST API)');
+      },
+    };
   }
 
   async onApplicationShutdown(): Promise<void> {

@@ -140,7 +140,7 @@ export const AgentConfigSchema = z.strictObject({
   interruptions: InterruptionsConfigSchema.prefault({}),
   idle: IdleConfigSchema.prefault({}),
   /** The call is ended (politely) after this long. */
-  maxDurationS: z.number().int().min(10).max(4 * 3600).default(1800),
+  maxDurationS: z.number().int().min(1).max(4 * 3600).default(1800),
   tools: z.array(ToolConfigSchema).max(32).default([]),
   /** What the caller hears when the language model fails mid-answer. */
   apologyMessage: z.string().min(1).default("Sorry, I'm having trouble answering right now. Could you say that again?"),

@@ -1,0 +1,115 @@
+import type { AgentConfig, PipelineEngineResolver, PipelineEngines } from '@switchboard/conversation';
+import type { AsrEngine } from '@switchboard/inference/asr/asr-engine';
+import { LocalWhisperAsr } from '@switchboard/inference/asr/local';
+import { OpenAiTranscriptionAsr } from '@switchboard/inference/asr/remote';
+import { OpenAiChatLlm, type LlmEngine } from '@switchboard/inference/llm';
+import { LocalOnnxLlm } from '@switchboard/inference/llm/local';
+import type { InferenceRuntime } from '@switchboard/inference/contracts';
+import { FliteTts } from '@switchboard/inference/tts/flite';
+import { EspeakProcessPhonemizer, KokoroTts, PiperTts } from '@switchboard/inference/tts/local';
+import { OpenAiSpeechTts } from '@switchboard/inference/tts/remote';
+import type { TtsEngine } from '@switchboard/inference/tts/tts-engine';
+import { SmartTurnClassifier } from '@switchboard/inference/turn-model';
+import { SileroVad } from '@switchboard/inference/vad';
+import type { ModelRegistry } from '@switchboard/inference/models';
+import { modelFolder } from '@switchboard/inference/models/model-paths';
+import { apiKeyFor, EngineCache, OPENAI_DEFAULT_BASE_URL } from './remote-engine-settings';
+
+/** Output rates by TTS provider (Piper's medium/high voices speak at 22.05 kHz; OpenAI's `pcm` is 24 kHz). */
+const TTS_SAMPLE_RATES: Record<AgentConfig['tts']['provider'], number> = { flite: 16_000, openai: 24_000, kokoro: 24_000, piper: 22_050 };
+
+/**
+ * Builds a pipeline call's engines from its agent config: remote engines for OpenAI-compatible
+ * servers, local ones through the shared inference runtime (models from MODELS_DIR), Flite built
+ * in. Engines are shared by every call with the same settings.
+ */
+export class ServerPipelineEngines implements PipelineEngineResolver {
+  private vad: Promise<SileroVad> | undefined;
+  private readonly asr = new EngineCache<AsrEngine>();
+  private readonly llm = new EngineCache<LlmEngine>();
+  private readonly tts = new EngineCache<TtsEngine>();
+  private endOfTurn: Promise<SmartTurnClassifier> | undefined;
+
+  constructor(
+    private readonly runtime: () => Promise<InferenceRuntime>,
+    private readonly models: ModelRegistry,
+    private readonly modelsDir: string,
+  ) {}
+
+  ttsSampleRate(config: AgentConfig): number {
+    return TTS_SAMPLE_RATES[config.tts.provider];
+  }
+
+  async resolve(config: AgentConfig, callId: string): Promise<PipelineEngines> {
+    this.vad ??= this.runtime().then((runtime) => SileroVad.load(runtime));
+    this.vad.catch(() => (this.vad = undefined));
+    const [vad, asr, llm, tts, endOfTurnClassifier] = await Promise.all([
+      this.vad,
+      this.asrFor(config.stt, config.language),
+      this.llmFor(config.llm),
+      this.ttsFor(config.tts),
+      config.turn.endOfTurnModel ? this.endOfTurnModel() : Promise.resolve(undefined),
+    ]);
+    return { vad: vad.createStream(callId), asr, llm, tts, endOfTurnClassifier };
+  }
+
+  /** Ends the engines that hold threads (Flite workers). */
+  async close(): Promise<void> {
+    for (const tts of await this.tts.values()) if (tts instanceof FliteTts) await tts.close();
+  }
+
+  private asrFor(stt: AgentConfig['stt'], language: string): Promise<AsrEngine> {
+    if (stt.provider === 'local') {
+      return this.asr.get(['local', stt.model], async () => LocalWhisperAsr.load({ runtime: await this.runtime(), modelDir: this.installedFolder(stt.model), defaultLanguage: language }));
+    }
+    return this.asr.get(['openai', stt.baseUrl, stt.model, stt.apiKeyEnv], () => new OpenAiTranscriptionAsr({ baseUrl: stt.baseUrl ?? OPENAI_DEFAULT_BASE_URL, model: stt.model, apiKey: apiKeyFor(stt) }));
+  }
+
+  private llmFor(llm: AgentConfig['llm']): Promise<LlmEngine> {
+    if (llm.provider === 'local') {
+      return this.llm.get(['local', llm.model], async () => LocalOnnxLlm.load({ runtime: await this.runtime(), modelDir: this.installedFolder(llm.model) }));
+    }
+    return this.llm.get(['openai', llm.baseUrl, llm.model, llm.apiKeyEnv], () => new OpenAiChatLlm({ baseUrl: llm.baseUrl ?? OPENAI_DEFAULT_BASE_URL, model: llm.model, apiKey: apiKeyFor(llm) }));
+  }
+
+  private ttsFor(tts: AgentConfig['tts']): Promise<TtsEngine> {
+    switch (tts.provider) {
+      case 'flite':
+        // One worker pool for every Flite voice: the voice is chosen per sentence.
+        return this.tts.get(['flite'], () => new FliteTts());
+      case 'openai':
+        return this.tts.get(['openai', tts.baseUrl, tts.model, tts.apiKeyEnv], () =>
+          new OpenAiSpeechTts({ baseUrl: tts.baseUrl ?? OPENAI_DEFAULT_BASE_URL, model: tts.model ?? 'gpt-4o-mini-tts', apiKey: apiKeyFor(tts), voice: tts.voice }),
+        );
+      case 'kokoro':
+        return this.tts.get(['kokoro', tts.model], async () =>
+          KokoroTts.load({ runtime: await this.runtime(), modelDir: this.installedFolder(tts.model ?? 'kokoro-82m-v1.0'), phonemizer: new EspeakProcessPhonemizer(), defaultVoice: tts.voice }),
+        );
+      case 'piper':
+        return this.tts.get(['piper', tts.model], async () =>
+          PiperTts.load({ runtime: await this.runtime(), modelPath: this.installedFile(tts.model ?? 'piper-en_US-lessac-medium', (path) => path.endsWith('.onnx')), phonemizer: new EspeakProcessPhonemizer() }),
+        );
+    }
+  }
+
+  /**
+   * A file of an installed model; throws the registry's 'model_missing' error, which names the
+   * `npm run models -- pull` command, when it is not installed.
+   */
+  private installedFile(name: string, pick: (path: string) => boolean = () => true): string {
+    const file = this.models.catalogEntry(name)?.files.find((candidate) => pick(candidate.path));
+    if (!file) throw new Error(`unknown model "${name}": see \`npm run models -- list\``);
+    return this.models.resolvePath(name, file.path);
+  }
+
+  private installedFolder(name: string): string {
+    this.installedFile(name);
+    return modelFolder(this.modelsDir, name);
+  }
+
+  private endOfTurnModel(): Promise<SmartTurnClassifier> {
+    this.endOfTurn ??= this.runtime().then((runtime) => SmartTurnClassifier.load({ runtime, modelPath: this.installedFile('smart-turn-v3.2', (path) => path.endsWith('.onnx')) }));
+    this.endOfTurn.catch(() => (this.endOfTurn = undefined));
+    return this.endOfTurn;
+  }
+}
