@@ -73,6 +73,7 @@ export class MediaStreamConnection implements MediaStreamHandler {
   private input: TelephonyAudioInput | undefined;
   private heldFrames: Uint8Array[] = [];
   private heldFramesDropped = 0;
+  private heldDigits: string[] = [];
   private recordedProtocolErrors = 0;
   /** Events that happen before the token check finishes; recorded once the call is known. */
   private eventsBeforeAuth: { type: string; payload: Record<string, unknown>; at: Date }[] = [];
@@ -118,7 +119,9 @@ export class MediaStreamConnection implements MediaStreamHandler {
 
   onDtmf(event: DtmfEvent): void {
     this.record('dtmf', { digit: event.digit });
-    this.agent?.onDtmf(event.digit);
+    if (this.agent) this.agent.onDtmf(event.digit);
+    // Keys pressed while the token is checked reach the agent once it exists, like held audio.
+    else if (this.state === 'authorising' && this.heldDigits.length < MAX_EVENTS_HELD_BEFORE_AUTH) this.heldDigits.push(event.digit);
   }
 
   onMark(event: MarkEchoEvent): void {
@@ -210,6 +213,8 @@ export class MediaStreamConnection implements MediaStreamHandler {
     this.deps.logger.info({ callId, streamSid: start.streamSid, engine: engine.name }, 'media stream started');
     for (const frame of this.heldFrames) this.agent.pushAudio(this.input.process(frame));
     this.heldFrames = [];
+    for (const digit of this.heldDigits) this.agent.onDtmf(digit);
+    this.heldDigits = [];
     if (this.heldFramesDropped > 0) {
       this.events.add('error', { code: 'audio_dropped_before_start', frames: this.heldFramesDropped });
     }

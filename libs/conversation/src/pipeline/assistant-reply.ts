@@ -137,8 +137,8 @@ export class AssistantReply {
     this.deps.history.addAssistant(this.tracker.heardTextFrom(this.roundFirstSegment));
   }
 
-  /** Adds the last round's full text to the history (the reply was played to the end). */
-  private writeSpokenToHistory(): void {
+  /** Adds the last round's full text to the history: called once the caller has heard it all. */
+  writeSpokenToHistory(): void {
     if (this.historyWritten) return;
     this.historyWritten = true;
     this.deps.history.addAssistant(this.roundText);
@@ -168,8 +168,9 @@ export class AssistantReply {
       this.writeHeardToHistory();
       return { kind: 'failed', error: asEngineError(error, this.deps.tts.name), stage: 'tts' };
     }
+    // The history gets the words once they have been heard (see writeSpokenToHistory / writeHeardToHistory):
+    // the audio is handed to Twilio faster than it plays, so the caller may still cut it short.
     if (this.cancelled) return { kind: 'cancelled' };
-    if (end.kind === 'completed') this.writeSpokenToHistory();
     return end;
   }
 

@@ -31,7 +31,8 @@ export class ConversationHistory {
    */
   addUser(text: string): void {
     const last = this.messages.at(-1);
-    if (last?.role === 'user') last.content = `${last.content} ${text}`;
+    // Replaced, not changed in place: snapshots already handed out share the message objects.
+    if (last?.role === 'user') this.messages[this.messages.length - 1] = { ...last, content: `${last.content} ${text}` };
     else this.messages.push({ role: 'user', content: text });
   }
 

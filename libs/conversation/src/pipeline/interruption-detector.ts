@@ -10,6 +10,8 @@ export class InterruptionDetector {
   private runStartMs: number | undefined;
   private firedInRun = false;
   private armed = false;
+  /** Armed during a run: the run counts from its next frame (see setArmed). */
+  private restartRun = false;
 
   constructor(
     private readonly options: { threshold: number; negativeThreshold: number; minSpeechMs: number },
@@ -20,7 +22,10 @@ export class InterruptionDetector {
   setArmed(armed: boolean): void {
     this.armed = armed;
     // A run that was already going when the agent started counts from the agent's start.
-    if (armed) this.firedInRun = false;
+    if (armed) {
+      this.firedInRun = false;
+      this.restartRun = this.runStartMs !== undefined;
+    }
   }
 
   onFrames(frames: readonly VadFrame[]): void {
@@ -39,8 +44,12 @@ export class InterruptionDetector {
       this.firedInRun = false;
     } else if (frame.probability < this.options.negativeThreshold) {
       this.runStartMs = undefined;
+      this.restartRun = false;
       return;
+    } else if (this.restartRun) {
+      this.runStartMs = frame.startMs;
     }
+    this.restartRun = false;
     if (!this.armed || this.firedInRun) return;
     if (frame.endMs - this.runStartMs >= this.options.minSpeechMs) {
       this.firedInRun = true;

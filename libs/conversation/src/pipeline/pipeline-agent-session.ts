@@ -57,6 +57,8 @@ export class PipelineAgentSession implements AgentSession {
   /** Audio that arrived while the engines were being prepared. */
   private pendingAudio: { pcm: Int16Array; atMs: number }[] | undefined = [];
   private vadChain: Promise<void> = Promise.resolve();
+  /** Settles once the engines are ready (or failed). */
+  private readonly ready: Promise<void>;
 
   private asrSession: AsrSession | undefined;
   private asrResampler: StreamingResampler | undefined;
@@ -92,7 +94,7 @@ export class PipelineAgentSession implements AgentSession {
       (speech) => this.onInterruption(speech.startMs),
     );
     this.dtmf = new DtmfCollector({ onInput: (digits) => this.onDtmfInput(digits) });
-    engines.then(
+    this.ready = engines.then(
       (ready) => this.start(ready),
       (error: unknown) => this.fail('engines_unavailable', error),
     );
@@ -280,6 +282,11 @@ export class PipelineAgentSession implements AgentSession {
 
   private onDtmfInput(digits: string[]): void {
     if (this.closed || this.ending) return;
+    if (!this.engines) {
+      // Keys pressed while the engines are still loading are answered once they are ready.
+      void this.ready.then(() => this.onDtmfInput(digits));
+      return;
+    }
     const reply = this.currentReply;
     if (reply && !reply.cancelled && reply.tracker.playing) this.interrupt(reply, 'dtmf');
     const text = describeDtmfInput(digits);
@@ -358,9 +365,10 @@ export class PipelineAgentSession implements AgentSession {
     await this.waitForPlayback(reply);
     this.interruptions.setArmed(false);
     if (reply.cancelled || this.closed) return;
+    reply.writeSpokenToHistory();
     this.consecutiveFailures = 0;
     const startMs = reply.milestones.firstFrameSentMs ?? this.clock.nowMs();
-    const index = this.recordTranscript('assistant', this.currentReplySource, reply.tracker.sentText, startMs, this.clock.nowMs());
+    const index = this.recordTranscript('assistant', this.currentReplySource, reply.tracker.sentTextFrom(0), startMs, this.clock.nowMs());
     if (timing) this.recordLatency(index, reply, timing);
     if (this.currentReply === reply) this.currentReply = undefined;
     await this.performAction(end.action);
@@ -431,10 +439,11 @@ export class PipelineAgentSession implements AgentSession {
 
   private recordInterruptedReply(reply: AssistantReply, why: string, timing: UserTurnTiming | null = null): void {
     reply.writeHeardToHistory();
-    const sent = reply.tracker.sentText;
+    // Filler lines said while a tool ran are turns of their own, not part of the model's answer.
+    const sent = reply.tracker.sentTextFrom(0);
     if (sent.length === 0) return;
     const startMs = reply.milestones.firstFrameSentMs ?? this.clock.nowMs();
-    const index = this.recordTranscript('assistant', this.currentReplySource, sent, startMs, this.clock.nowMs(), reply.tracker.heardText);
+    const index = this.recordTranscript('assistant', this.currentReplySource, sent, startMs, this.clock.nowMs(), reply.tracker.heardTextFrom(0));
     if (timing) this.recordLatency(index, reply, timing);
     this.context.recorder.event('assistant_turn_cut', { index, why });
   }
@@ -510,7 +519,7 @@ export class PipelineAgentSession implements AgentSession {
     if (end.kind === 'completed') {
       await this.waitForPlayback(reply);
       const startMs = reply.milestones.firstFrameSentMs ?? this.clock.nowMs();
-      this.recordTranscript('assistant', 'closing', reply.tracker.sentText, startMs, this.clock.nowMs());
+      this.recordTranscript('assistant', 'closing', reply.tracker.sentTextFrom(0), startMs, this.clock.nowMs());
     }
     await this.hangUp(reason);
   }
