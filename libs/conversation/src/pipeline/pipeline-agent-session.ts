@@ -126,6 +126,8 @@ export class PipelineAgentSession implements AgentSession {
     if (reply && reply.tracker.playing && !reply.cancelled) this.recordInterruptedReply(reply, 'call_ended');
     this.closed = true;
     reply?.cancel();
+    // Nobody will echo marks any more: release whoever waits for the playback to finish.
+    reply?.tracker.abandon();
     this.speculation?.reply.cancel();
     this.asrSession?.cancel();
     this.turnDetector?.close();

@@ -1,0 +1,69 @@
+import { readFile } from 'node:fs/promises';
+import { NestFactory } from '@nestjs/core';
+import { loadAppConfig, type AppConfig } from '@switchboard/config';
+import { AgentConfigError, parseAgentConfig } from '@switchboard/conversation';
+import { AgentRepository, DatabaseModule, OrganizationRepository, PhoneNumberRepository } from '@switchboard/persistence';
+import { DEFAULT_ORGANIZATION_NAME } from '../../server/src/bootstrap/bootstrap.service';
+import { AGENTS_USAGE, AgentsUsageError, parseAgentsCommand, type AgentsCommand } from './agents/agents-options';
+
+/**
+ * `npm run agents -- create|update ...`: stores an agent config (validated, versioned) and binds a
+ * phone number to it, in the default organization. The platform REST API offers the same per
+ * organization; this is the operator's way in without an HTTP client.
+ * Exit codes: 0 done, 1 failed (invalid config, database), 2 bad command line.
+ */
+export async function runAgentsCommand(argv: readonly string[], config: AppConfig, out: (line: string) => void): Promise<number> {
+  let command: AgentsCommand;
+  try {
+    command = parseAgentsCommand(argv);
+  } catch (error) {
+    if (!(error instanceof AgentsUsageError)) throw error;
+    out(`error: ${error.message}\n\n${AGENTS_USAGE}`);
+    return 2;
+  }
+  let agentConfig;
+  try {
+    agentConfig = parseAgentConfig(JSON.parse(await readFile(command.configPath, 'utf8')));
+  } catch (error) {
+    if (error instanceof AgentConfigError) out(`error: ${command.configPath} is not a valid agent config:\n${error.problems.map((problem) => `  - ${problem.path || '(root)'}: ${problem.message}`).join('\n')}`);
+    else out(`error: cannot read ${command.configPath}: ${error instanceof Error ? error.message : String(error)}`);
+    return 1;
+  }
+
+  const context = await NestFactory.createApplicationContext(
+    DatabaseModule.forRoot({ databaseUrl: config.database.url, dataDir: config.database.dataDir, migrate: config.database.migrateOnStart }),
+    { logger: ['error'] },
+  );
+  try {
+    const organization = await context.get(OrganizationRepository).ensure(DEFAULT_ORGANIZATION_NAME);
+    const agents = context.get(AgentRepository);
+    if (command.kind === 'update') {
+      const version = await agents.updateConfig(organization.id, command.agentId, agentConfig as never);
+      if (!version) {
+        out(`error: no agent ${command.agentId}`);
+        return 1;
+      }
+      out(`agent ${command.agentId}: config version ${version.version} (new calls use it)`);
+      return 0;
+    }
+    const agent = await agents.create({ organizationId: organization.id, name: command.name, engine: command.engine, config: agentConfig as never });
+    out(`agent ${agent.id} (${agent.engine}) "${agent.name}" created, config version 1`);
+    if (command.number) {
+      await context.get(PhoneNumberRepository).upsert({ organizationId: organization.id, e164: command.number, agentId: agent.id });
+      out(`${command.number} now answers with this agent`);
+    }
+    return 0;
+  } finally {
+    await context.close();
+  }
+}
+
+if (require.main === module) {
+  runAgentsCommand(process.argv.slice(2), loadAppConfig(), (line) => process.stdout.write(`${line}\n`)).then(
+    (code) => process.exit(code),
+    (error: unknown) => {
+      process.stderr.write(`error: ${error instanceof Error ? error.message : String(error)}\n`);
+      process.exit(1);
+    },
+  );
+}

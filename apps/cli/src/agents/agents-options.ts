@@ -1,0 +1,48 @@
+import { parseArgs } from 'node:util';
+
+export const AGENTS_USAGE = `usage:
+  npm run agents -- create --name <name> --engine pipeline|realtime|echo --config <agent.json> [--number <+E164>]
+  npm run agents -- update <agent-id> --config <agent.json>
+
+Writes to the database the server uses (DATABASE_URL, or the embedded database in DATA_DIR while the
+server is stopped). The config is validated first; every problem is listed with its path.`;
+
+export class AgentsUsageError extends Error {
+  override readonly name = 'AgentsUsageError';
+}
+
+export type AgentsCommand =
+  | { kind: 'create'; name: string; engine: 'pipeline' | 'realtime' | 'echo'; configPath: string; number: string | undefined }
+  | { kind: 'update'; agentId: string; configPath: string };
+
+const ENGINES = ['pipeline', 'realtime', 'echo'] as const;
+type EngineName = (typeof ENGINES)[number];
+
+function isEngine(value: string | undefined): value is EngineName {
+  return (ENGINES as readonly string[]).includes(value ?? '');
+}
+
+export function parseAgentsCommand(argv: readonly string[]): AgentsCommand {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...argv],
+      allowPositionals: true,
+      options: { name: { type: 'string' }, engine: { type: 'string' }, config: { type: 'string' }, number: { type: 'string' } },
+    });
+  } catch (error) {
+    throw new AgentsUsageError(error instanceof Error ? error.message : String(error));
+  }
+  const [verb, target] = parsed.positionals;
+  const { name, engine, config, number } = parsed.values;
+  if (verb !== 'create' && verb !== 'update') throw new AgentsUsageError(`unknown command "${verb ?? ''}"`);
+  if (!config) throw new AgentsUsageError('--config <agent.json> is required');
+  if (verb === 'update') {
+    if (!target) throw new AgentsUsageError('update needs the agent id');
+    return { kind: 'update', agentId: target, configPath: config };
+  }
+  if (!name || name.trim().length === 0) throw new AgentsUsageError('--name is required');
+  if (!isEngine(engine)) throw new AgentsUsageError(`--engine must be one of ${ENGINES.join(', ')}`);
+  if (number !== undefined && !/^\+[1-9]\d{6,14}$/.test(number)) throw new AgentsUsageError(`--number must be an E.164 number such as +15551230000, got "${number}"`);
+  return { kind: 'create', name: name.trim(), engine, configPath: config, number };
+}

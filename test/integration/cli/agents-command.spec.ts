@@ -1,0 +1,53 @@
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadAppConfig } from '@switchboard/config';
+import { parseAgentConfig } from '@switchboard/conversation';
+import { createRepositories, createTestPrisma, testDatabaseUrl, uniqueE164 } from '../../support/database';
+import { runAgentsCommand } from '../../../apps/cli/src/agents.command';
+
+describe('npm run agents (against the real database)', () => {
+  const prisma = createTestPrisma();
+  const repos = createRepositories(prisma);
+  let dir: string;
+  const config = loadAppConfig({ DATABASE_URL: testDatabaseUrl(), MIGRATE_ON_START: 'false', LOG_LEVEL: 'silent' });
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'agents-cli-'));
+  });
+
+  afterAll(async () => {
+    await prisma.$disconnect();
+  });
+
+  it('creates the example pipeline agent and routes a number to it', async () => {
+    const lines: string[] = [];
+    const number = uniqueE164();
+    const code = await runAgentsCommand(['create', '--name', 'Front desk', '--engine', 'pipeline', '--config', 'examples/agents/front-desk.pipeline.json', '--number', number], config, (line) => lines.push(line));
+    expect(code).toBe(0);
+    const agentId = /agent ([0-9a-f-]{36})/.exec(lines[0]!)![1]!;
+    const route = await repos.phoneNumbers.findRouteByE164(number);
+    expect(route).toMatchObject({ agentId, configVersion: 1 });
+    const stored = await repos.agents.configVersion(agentId, 1);
+    // Stored with every default filled in, so a call never depends on code defaults changing later.
+    expect(stored!.config).toEqual(parseAgentConfig(stored!.config));
+    expect(stored!.config).toMatchObject({ tts: { provider: 'flite', voice: 'slt' }, interruptions: { minSpeechMs: 400 } });
+  });
+
+  it('refuses an invalid config, listing every problem with its path, and stores nothing', async () => {
+    const path = join(dir, 'bad.json');
+    await writeFile(path, JSON.stringify({ llm: { provider: 'openai', temperature: 7 }, tools: [{ type: 'transfer_call', destinations: [] }], maxDurationS: 0 }));
+    const lines: string[] = [];
+    const code = await runAgentsCommand(['create', '--name', 'Broken', '--engine', 'pipeline', '--config', path], config, (line) => lines.push(line));
+    expect(code).toBe(1);
+    expect(lines.join('\n')).toMatch(/llm\.temperature/);
+    expect(lines.join('\n')).toMatch(/tools\.0\.destinations/);
+    expect(lines.join('\n')).toMatch(/maxDurationS/);
+  });
+
+  it('exits 2 with the usage on a bad command line', async () => {
+    const lines: string[] = [];
+    expect(await runAgentsCommand(['create', '--name', 'x', '--engine', 'robot', '--config', 'a.json'], config, (line) => lines.push(line))).toBe(2);
+    expect(lines[0]).toMatch(/--engine must be one of pipeline, realtime, echo/);
+  });
+});
