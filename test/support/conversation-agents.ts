@@ -17,7 +17,7 @@ export function speechFixture(name: 'hours' | 'order-status' | 'transfer' | 'int
  */
 export async function bindAgent(server: TestServer, input: { engine: 'pipeline' | 'realtime' | 'echo'; config: object; name?: string }): Promise<{ agentId: string; number: string }> {
   const organization = await server.app.get(OrganizationRepository).ensure(DEFAULT_ORGANIZATION_NAME);
-  const agent = await server.app.get(AgentRepository).create({ organizationId: organization.id, name: input.name ?? 'test agent', engine: input.engine, config: input.config as never });
+  const agent = await server.app.get(AgentRepository).create({ organizationId: organization.id, name: input.name ?? 'test agent', engine: input.engine, config: input.config });
   const number = uniqueE164();
   await server.app.get(PhoneNumberRepository).upsert({ organizationId: organization.id, e164: number, agentId: agent.id });
   return { agentId: agent.id, number };
