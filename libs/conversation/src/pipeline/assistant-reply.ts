@@ -242,6 +242,9 @@ export class AssistantReply {
       results.push({ toolCallId: call.id, content: outcome.content });
       if (outcome.action.type !== 'none') action = outcome.action;
     }
+    // Cut short while the tools ran: what was heard is in the history already, and the caller's next
+    // words may be too, so a tool round added now would answer a question nobody is asking any more.
+    if (this.historyWritten) return action;
     // The words spoken before the tool calls stay in the history as the caller heard them.
     const spoken = this.cancelled ? this.tracker.heardTextFrom(this.roundFirstSegment) : this.roundText;
     this.deps.history.addToolRound(spoken, calls, results);

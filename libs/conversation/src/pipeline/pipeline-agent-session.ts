@@ -255,6 +255,8 @@ export class PipelineAgentSession implements AgentSession {
     if (reply && !reply.cancelled && reply.tracker.playing) {
       // Short speech over the agent that did not interrupt it: a backchannel, not a turn.
       asr?.cancel();
+      // A reply speculated from the backchannel's partial transcript answers nothing.
+      this.cancelSpeculation();
       this.context.recorder.event('backchannel_ignored', { startMs: timing.startMs, endMs: timing.endOfSpeechMs, speechMs: event.endMs - event.startMs });
       return;
     }
@@ -301,6 +303,13 @@ export class PipelineAgentSession implements AgentSession {
 
   private async respond(userText: string, timing: UserTurnTiming): Promise<void> {
     clearTimeout(this.idleTimer);
+    // The previous reply is still being prepared (its words so far were heard and a tool is running):
+    // the caller's new turn replaces it, or both answers would be spoken one after the other.
+    const previous = this.currentReply;
+    if (previous && !previous.cancelled) {
+      previous.cancel();
+      this.recordInterruptedReply(previous, 'superseded');
+    }
     const speculation = this.takeSpeculation(userText);
     let reply: AssistantReply;
     if (speculation) {
@@ -368,7 +377,8 @@ export class PipelineAgentSession implements AgentSession {
     this.interruptions.setArmed(false);
     if (reply.cancelled || this.closed) return;
     reply.writeSpokenToHistory();
-    this.consecutiveFailures = 0;
+    // Only a model answer that worked ends a run of failures: the scripted apology after a failure always "works".
+    if (timing) this.consecutiveFailures = 0;
     const startMs = reply.milestones.firstFrameSentMs ?? this.clock.nowMs();
     const index = this.recordTranscript('assistant', this.currentReplySource, reply.tracker.sentTextFrom(0), startMs, this.clock.nowMs());
     if (timing) this.recordLatency(index, reply, timing);
@@ -409,7 +419,7 @@ export class PipelineAgentSession implements AgentSession {
       await this.hangUp('agent_error');
       return;
     }
-    this.history.addAssistant(this.config.apologyMessage);
+    // The apology reaches the history as the caller hears it (afterReply / recordInterruptedReply).
     await this.speakScripted(this.config.apologyMessage, 'apology');
   }
 
@@ -496,9 +506,8 @@ export class PipelineAgentSession implements AgentSession {
       return;
     }
     this.idlePrompts += 1;
-    const text = this.config.idle.prompt;
-    this.history.addAssistant(text);
-    await this.speakScripted(text, 'idle_prompt');
+    // The prompt reaches the history as the caller hears it (afterReply / recordInterruptedReply).
+    await this.speakScripted(this.config.idle.prompt, 'idle_prompt');
   }
 
   private async onMaxDuration(): Promise<void> {

@@ -159,11 +159,6 @@ export class ScriptedLlm implements LlmEngine {
     const steps = this.answers.shift() ?? [new Error(`scripted-llm: no answer scripted for request ${this.requests.length}`)];
     return play(steps, request.signal);
   }
-
-  /** The text of the last message of request `index` (what the model was asked to answer). */
-  lastMessageOf(index: number): unknown {
-    return this.requests[index]?.messages.at(-1);
-  }
 }
 
 async function* play(steps: LlmStep[], signal: AbortSignal | undefined): AsyncGenerator<LlmEvent> {
@@ -192,7 +187,7 @@ export function gate(): { opened: Promise<void>; open: () => void } {
 // ---- TTS -----------------------------------------------------------------------------------------
 
 /** 2 ms of audio per character, so every chunk of a reply (< 125 characters) is shorter than the 250 ms mark interval: one mark per segment. */
-export const TTS_SAMPLES_PER_CHAR = 32;
+const TTS_SAMPLES_PER_CHAR = 32;
 const TTS_CHUNK_SAMPLES = 320;
 
 export class FakeTts implements TtsEngine {

@@ -1,0 +1,120 @@
+import { AgentConfigSchema, ToolConfigSchema } from './agent-config.schema';
+import { AgentConfigError, parseAgentConfig } from './parse-agent-config';
+
+function problemsOf(input: unknown): { path: string; message: string }[] {
+  try {
+    parseAgentConfig(input);
+  } catch (error) {
+    expect(error).toBeInstanceOf(AgentConfigError);
+    return (error as AgentConfigError).problems;
+  }
+  throw new Error('expected the config to be rejected');
+}
+
+describe('parseAgentConfig', () => {
+  it('fills every default for an empty (or missing) config', () => {
+    const config = parseAgentConfig({});
+    expect(config).toMatchObject({
+      firstMessage: null,
+      language: 'en',
+      stt: { provider: 'openai', model: 'whisper-1' },
+      llm: { provider: 'openai', model: 'gpt-4o-mini' },
+      tts: { provider: 'flite' },
+      realtime: { provider: 'openai', model: 'gpt-realtime', turnDetection: 'server_vad' },
+      turn: { threshold: 0.5, minSpeechMs: 250, minSilenceMs: 500, prefixPaddingMs: 300, endOfTurnModel: false },
+      interruptions: { enabled: true, minSpeechMs: 400 },
+      idle: { promptAfterMs: 10_000, maxPrompts: 2, prompt: 'Are you still there?' },
+      maxDurationS: 1800,
+      tools: [],
+    });
+    expect(config.systemPrompt.length).toBeGreaterThan(0);
+    expect(config.apologyMessage.length).toBeGreaterThan(0);
+    expect(config.maxDurationMessage.length).toBeGreaterThan(0);
+    expect(parseAgentConfig(undefined)).toEqual(config);
+    expect(parseAgentConfig(null)).toEqual(config);
+  });
+
+  it('fills defaults inside a section that is partly given, keeping what was given', () => {
+    const config = parseAgentConfig({ turn: { minSilenceMs: 800 }, idle: { maxPrompts: 0 }, firstMessage: 'Hello!' });
+    expect(config.turn).toEqual({ threshold: 0.5, minSpeechMs: 250, minSilenceMs: 800, prefixPaddingMs: 300, endOfTurnModel: false });
+    expect(config.idle.maxPrompts).toBe(0);
+    expect(config.idle.promptAfterMs).toBe(10_000);
+    expect(config.firstMessage).toBe('Hello!');
+  });
+
+  it('lists every problem with its path, in one error', () => {
+    const problems = problemsOf({
+      unknownKey: 1,
+      turn: { threshold: 2 },
+      idle: { promptAfterMs: 10 },
+      llm: { apiKeyEnv: 'sk-live-not-a-name', baseUrl: 'ftp://models.example' },
+      tools: [
+        { type: 'webhook', name: 'bad name', description: 'd', url: 'https://crm.example/hook', signingSecretEnv: 'CRM_SECRET' },
+        { type: 'transfer_call', destinations: [] },
+        { type: 'sms' },
+      ],
+    });
+    expect(problems.map((problem) => problem.path).sort()).toEqual(
+      ['', 'idle.promptAfterMs', 'llm.apiKeyEnv', 'llm.baseUrl', 'tools.0.name', 'tools.1.destinations', 'tools.2.type', 'turn.threshold'].sort(),
+    );
+    expect(problems.find((problem) => problem.path === '')?.message).toMatch(/unknownKey/);
+    expect(problems.find((problem) => problem.path === 'llm.apiKeyEnv')?.message).toMatch(/NAME of an environment variable/);
+    expect(problems.find((problem) => problem.path === 'tools.0.name')?.message).toMatch(/letters, digits/);
+  });
+
+  it('says where each problem is in the error message, naming the root when the path is empty', () => {
+    expect(() => parseAgentConfig({ maxDurationS: 0, extra: true })).toThrow(/maxDurationS: .*; \(root\): .*extra/);
+  });
+
+  it('does not echo a secret-looking value into the error', () => {
+    const secret = 'sk-proj-abcdefghijklmnopqrstuvwxyz0123456789';
+    expect(() => parseAgentConfig({ llm: { apiKeyEnv: secret } })).toThrow(AgentConfigError);
+    expect(() => parseAgentConfig({ llm: { apiKeyEnv: secret } })).not.toThrow(new RegExp(secret));
+  });
+
+  it('rejects values that are not objects at all', () => {
+    expect(problemsOf('systemPrompt')).toEqual([{ path: '', message: expect.any(String) }]);
+  });
+});
+
+describe('tool configs', () => {
+  it('fills each kind of tool with its own defaults', () => {
+    const config = parseAgentConfig({
+      tools: [
+        { type: 'end_call' },
+        { type: 'transfer_call', destinations: [{ number: '+15550002000', label: 'Support' }] },
+        { type: 'webhook', name: 'lookup_order', description: 'Finds an order', url: 'https://crm.example/hook', signingSecretEnv: 'CRM_SECRET' },
+      ],
+    });
+    expect(config.tools).toEqual([
+      { type: 'end_call', goodbye: 'Thank you for calling. Goodbye.' },
+      { type: 'transfer_call', destinations: [{ number: '+15550002000', label: 'Support' }], message: 'Please hold while I transfer your call.' },
+      {
+        type: 'webhook',
+        name: 'lookup_order',
+        description: 'Finds an order',
+        url: 'https://crm.example/hook',
+        signingSecretEnv: 'CRM_SECRET',
+        parameters: { type: 'object', properties: {} },
+        timeoutMs: 5000,
+      },
+    ]);
+  });
+
+  it('checks fields by the tool kind: a webhook needs a url and secret, a transfer E.164 numbers', () => {
+    expect(ToolConfigSchema.safeParse({ type: 'webhook', name: 'x', description: 'd' }).success).toBe(false);
+    expect(ToolConfigSchema.safeParse({ type: 'transfer_call', destinations: [{ number: '555-2000' }] }).success).toBe(false);
+    // Fields of another kind are not accepted (strict objects).
+    expect(ToolConfigSchema.safeParse({ type: 'end_call', url: 'https://crm.example/hook' }).success).toBe(false);
+    expect(ToolConfigSchema.safeParse({ type: 'webhook', name: 'x', description: 'd', url: 'http://127.0.0.1:9/hook', signingSecretEnv: 'CRM_SECRET' }).success).toBe(
+      true,
+    );
+  });
+
+  it('caps the number of tools', () => {
+    const many = Array.from({ length: 33 }, () => ({ type: 'end_call' }));
+    const parsed = AgentConfigSchema.safeParse({ tools: many });
+    expect(parsed.success).toBe(false);
+    expect(parsed.error?.issues[0]?.path).toEqual(['tools']);
+  });
+});
