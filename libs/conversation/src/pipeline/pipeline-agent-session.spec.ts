@@ -451,7 +451,7 @@ describe('PipelineAgentSession', () => {
   describe('engine failures', () => {
     const failure = (): EngineError => new EngineError('scripted-llm', 'unavailable', 'upstream returned 503', true);
 
-    it('apologises when the model fails mid-answer, keeping the cut answer in the transcript', async () => {
+    it('apologises when the model fails mid-answer, after what was already sent has played', async () => {
       const c = await startCall();
       const spoken = gate();
       c.llm.willAnswer(['Let me look that up for you. ', 'One', spoken.opened, failure()]);
@@ -461,7 +461,10 @@ describe('PipelineAgentSession', () => {
       spoken.open();
       await settle();
       expect(c.eventsOf('llm_error')).toEqual([{ engine: 'scripted-llm', code: 'unavailable', message: 'upstream returned 503', retryable: true }]);
-      expect(c.turns[1]).toEqual({ role: 'assistant', source: 'speech', text: 'Let me look that up for you.', heardText: '', interrupted: true });
+      // The sentence already sent is not cut off: the apology waits until Twilio says it has played.
+      expect(c.tts.texts).toEqual(['Let me look that up for you.']);
+      await c.echoAll();
+      expect(c.turns[1]).toEqual({ role: 'assistant', source: 'speech', text: 'Let me look that up for you.', heardText: 'Let me look that up for you.', interrupted: true });
       expect(c.eventsOf('assistant_turn_cut')).toEqual([{ index: 1, why: 'llm_error' }]);
       expect(c.tts.texts).toEqual(['Let me look that up for you.', DEFAULTS.apologyMessage]);
 

@@ -91,7 +91,7 @@ export class PipelineAgentSession implements AgentSession {
     const threshold = config.turn.threshold;
     this.interruptions = new InterruptionDetector(
       { threshold, negativeThreshold: Math.max(0.01, threshold - 0.15), minSpeechMs: config.interruptions.minSpeechMs },
-      (speech) => this.onInterruption(speech.startMs),
+      (speech) => this.onInterruption(speech.startMs, speech.detectedAtMs),
     );
     this.dtmf = new DtmfCollector({ onInput: (digits) => this.onDtmfInput(digits) });
     this.ready = engines.then(
@@ -368,8 +368,13 @@ export class PipelineAgentSession implements AgentSession {
   private async afterReply(reply: AssistantReply, end: ReplyEnd, timing: UserTurnTiming | null): Promise<void> {
     if (end.kind === 'cancelled' || reply.cancelled) return;
     if (end.kind === 'failed') {
-      this.recordInterruptedReply(reply, end.stage === 'llm' ? 'llm_error' : 'tts_error', timing);
       this.context.recorder.event(end.stage === 'llm' ? 'llm_error' : 'tts_error', engineErrorPayload(end.error));
+      // What was already sent plays out (the caller hears the sentence end, not a cut), then the
+      // apology; waiting for its marks also tells what of the failed answer was heard.
+      if (reply.tracker.segmentOpen) reply.tracker.endSegment();
+      await this.waitForPlayback(reply);
+      if (reply.cancelled || this.closed) return;
+      this.recordInterruptedReply(reply, end.stage === 'llm' ? 'llm_error' : 'tts_error', timing);
       await this.afterFailedReply();
       return;
     }
@@ -425,14 +430,14 @@ export class PipelineAgentSession implements AgentSession {
 
   // ---- barge-in -----------------------------------------------------------------------------
 
-  private onInterruption(speechStartMs: number): void {
+  private onInterruption(speechStartMs: number, detectedAtMs: number): void {
     const reply = this.currentReply;
     if (!reply || reply.cancelled || !reply.tracker.playing || !this.config.interruptions.enabled || this.ending) return;
-    this.interrupt(reply, 'speech', speechStartMs);
+    this.interrupt(reply, 'speech', speechStartMs, detectedAtMs);
   }
 
   /** Barge-in: stop the agent's audio at Twilio, stop the reply, keep only what was heard. */
-  private interrupt(reply: AssistantReply, cause: 'speech' | 'dtmf', speechStartMs?: number): void {
+  private interrupt(reply: AssistantReply, cause: 'speech' | 'dtmf', speechStartMs?: number, detectedAtMs?: number): void {
     this.output.clear();
     const clearedAtMs = this.clock.nowMs();
     reply.cancel();
@@ -442,6 +447,8 @@ export class PipelineAgentSession implements AgentSession {
       cause,
       replyId: reply.id,
       speechStartMs: speechStartMs === undefined ? null : (this.arrivals.arrivalOf(speechStartMs) ?? null),
+      // When the frame that completed minSpeechMs of speech arrived: the platform's share of a barge-in = clearedAtMs - this.
+      decisionFrameMs: detectedAtMs === undefined ? null : roundOrNull(this.arrivals.arrivalOf(detectedAtMs) ?? null),
       clearedAtMs: CallClock.round(clearedAtMs),
       heardText: reply.tracker.heardText,
     });
