@@ -72,6 +72,8 @@ interface PendingAction {
   action: ToolAction;
   /** Sequence number of the response that called the tool. */
   toolSeq: number;
+  /** A response after the tool's has finished: the model had its turn to say its closing words. */
+  followUpDone: boolean;
   fallback: NodeJS.Timeout;
 }
 
@@ -194,7 +196,7 @@ export class RealtimeAgentSession implements AgentSession {
     session.on('speech_stopped', (event) => this.onSpeechStopped(event));
     session.on('transcript', (event) => this.onTranscript(event));
     session.on('tool_call', (event) => void this.onToolCall(event).catch((error: unknown) => this.context.recorder.event('tool_error', errorPayload(error))));
-    session.on('response_done', (event) => void this.onResponseDone(event));
+    session.on('response_done', (event) => void this.onResponseDone(event).catch((error: unknown) => this.context.recorder.event('realtime_error', errorPayload(error))));
     session.on('error', (error) => this.context.recorder.event('realtime_error', errorPayload(error)));
     session.on('closed', (event) => {
       if (!event.byClient && !this.closed) this.fail('realtime_connection_lost', event.error ?? new Error('connection closed'));
@@ -236,8 +238,12 @@ export class RealtimeAgentSession implements AgentSession {
     }
     if (this.line) clearTimeout(this.line.fallback);
     const line: RequestedLine = { text, source, fromSeq: this.nextResponseSeq, responseId: undefined, then, fallback: undefined };
-    // Should the model ignore the request, the line must not label a later answer as its own.
-    line.fallback = setTimeout(() => void this.finishLine(line), CLOSING_WORDS_TIMEOUT_MS);
+    // Should the model ignore the request, the line must not label a later answer as its own, and
+    // what was to follow it (a hang-up) still happens.
+    line.fallback = setTimeout(() => {
+      if (line.then) this.context.recorder.event('closing_words_timeout', { source });
+      void this.finishLine(line);
+    }, CLOSING_WORDS_TIMEOUT_MS);
     this.line = line;
     session.createResponse({ instructions: `Say exactly this, and nothing else: "${text}"` });
   }
@@ -385,8 +391,11 @@ export class RealtimeAgentSession implements AgentSession {
     if (this.closed || !this.session?.isOpen) return;
     if (outcome.action.type !== 'none' && !this.pendingAction) {
       // Should the model stay silent after the tool result, the action still happens.
-      const fallback = setTimeout(() => void this.performPending(), CLOSING_WORDS_TIMEOUT_MS);
-      this.pendingAction = { action: outcome.action, toolSeq, fallback };
+      const fallback = setTimeout(() => {
+        this.context.recorder.event('closing_words_timeout', { tool: event.name });
+        void this.performPending();
+      }, CLOSING_WORDS_TIMEOUT_MS);
+      this.pendingAction = { action: outcome.action, toolSeq, followUpDone: false, fallback };
     }
     // The model then answers, or says its closing words, in the response that follows.
     this.session.submitToolResult(event.callId, outcome.content);
@@ -409,11 +418,13 @@ export class RealtimeAgentSession implements AgentSession {
       if (endsSomething) return;
     }
     const pending = this.pendingAction;
-    if (pending && seq > pending.toolSeq) {
-      // The tool's closing words may be in the tool's own response, whose audio can still be
-      // playing: the call ends only once the caller has heard everything sent.
+    if (pending) {
+      if (seq > pending.toolSeq) pending.followUpDone = true;
+      if (!pending.followUpDone) return;
+      // The closing words may be in the tool's own response, still arriving or playing after the
+      // follow-up is done: the call ends only once everything the model said has been heard.
       const speaking = this.current;
-      // A later response is still arriving: its own response_done acts once it has played.
+      // Audio still arriving: that response's own response_done comes back here once it has played.
       if (speaking && !speaking.done && !speaking.responseComplete) return;
       if (speaking && !speaking.done) await this.waitForPlayback(speaking);
       await this.performPending();
