@@ -70,6 +70,8 @@ describe('micro-batching scheduler (real runtime, Silero v5)', () => {
       device: 'cpu',
       workers: 1,
       logger: silentLogger,
+      // These tests pin the gathering window itself; the work-conserving default is tested below.
+      dispatchWhenIdle: false,
       onBatch: (batch) => batches.push(batch),
       usageSink: { record: (entry) => usage.push(entry) },
     });
@@ -139,7 +141,7 @@ describe('micro-batching scheduler with a long gathering delay', () => {
   const batches: BatchRecord[] = [];
 
   beforeAll(async () => {
-    runtime = await createInferenceRuntime({ device: 'cpu', workers: 1, logger: silentLogger, batchMaxDelayMs: 10_000, onBatch: (batch) => batches.push(batch) });
+    runtime = await createInferenceRuntime({ device: 'cpu', workers: 1, logger: silentLogger, batchMaxDelayMs: 10_000, dispatchWhenIdle: false, onBatch: (batch) => batches.push(batch) });
     model = await runtime.loadModel({ name: 'silero', path: defaultSileroModelPath(), maxBatchRows: 4, batchAxes: sileroAxes });
   });
   afterAll(() => runtime.close());
@@ -171,6 +173,45 @@ describe('micro-batching scheduler with a long gathering delay', () => {
     const rest = [model.run(oneRow()), model.run(oneRow()), model.run(oneRow())];
     await Promise.all([first, ...rest]);
     expect(batches).toEqual([expect.objectContaining({ requests: 4, rows: 4 })]);
+  });
+});
+
+describe('work-conserving batching (the default)', () => {
+  let runtime: OnnxInferenceRuntime;
+  let model: ModelHandle;
+  const batches: BatchRecord[] = [];
+
+  beforeAll(async () => {
+    // A 10 s window makes "did it wait?" unambiguous on a noisy machine.
+    runtime = await createInferenceRuntime({ device: 'cpu', workers: 1, logger: silentLogger, batchMaxDelayMs: 10_000, onBatch: (batch) => batches.push(batch) });
+    model = await runtime.loadModel({ name: 'silero', path: defaultSileroModelPath(), maxBatchRows: 8, batchAxes: sileroAxes });
+  });
+  afterAll(() => runtime.close());
+  beforeEach(() => (batches.length = 0));
+
+  const oneRow = (): Record<string, TensorData> => sileroFeeds([new Int16Array(CHUNK)], [new Float32Array(256)], 0);
+
+  it('runs a lone request at once when a worker is idle, instead of waiting for company', async () => {
+    const startedAt = performance.now();
+    await model.run(oneRow());
+    expect(performance.now() - startedAt).toBeLessThan(2000);
+    expect(batches).toEqual([expect.objectContaining({ requests: 1, rows: 1 })]);
+  });
+
+  it('still batches what arrives in the same tick', async () => {
+    await Promise.all([model.run(oneRow()), model.run(oneRow()), model.run(oneRow())]);
+    expect(batches).toEqual([expect.objectContaining({ requests: 3, rows: 3 })]);
+  });
+
+  it('gathers requests while the worker is busy and runs them together as soon as it is free', async () => {
+    const startedAt = performance.now();
+    const first = model.run(oneRow());
+    // The first batch has been handed to the (only) worker; these arrive while it is busy.
+    await new Promise((resolve) => setImmediate(resolve));
+    const later = [model.run(oneRow()), model.run(oneRow())];
+    await Promise.all([first, ...later]);
+    expect(performance.now() - startedAt).toBeLessThan(2000);
+    expect(batches).toEqual([expect.objectContaining({ requests: 1 }), expect.objectContaining({ requests: 2, rows: 2 })]);
   });
 });
 

@@ -17,6 +17,8 @@ export interface BatchSchedulerConfig {
   device: InferenceDevice;
   maxBatchRows: number;
   batchMaxDelayMs: number;
+  /** With an idle worker, gather only what arrives in the current tick (see InferenceRuntimeOptions). */
+  dispatchWhenIdle: boolean;
   axes: ResolvedBatchAxes;
   /** The model's inputs, in its order (how compatibility keys are built). */
   inputNames: readonly string[];
@@ -89,10 +91,11 @@ export class BatchScheduler {
       return;
     }
     if (!batch) {
-      const { batchMaxDelayMs } = this.config;
+      const { batchMaxDelayMs, dispatchWhenIdle, pool } = this.config;
       const created: OpenBatch = { key, requests: [], rows: 0, timer: undefined as unknown as NodeJS.Timeout };
+      const delayMs = dispatchWhenIdle && pool.hasIdleWorker() ? 0 : batchMaxDelayMs;
       // 0 ms still gathers what is submitted in the same tick (a loop over many streams).
-      created.timer = batchMaxDelayMs > 0 ? setTimeout(() => this.flush(created), batchMaxDelayMs) : setImmediate(() => this.flush(created));
+      created.timer = delayMs > 0 ? setTimeout(() => this.flush(created), delayMs) : setImmediate(() => this.flush(created));
       this.open.set(key, created);
       batch = created;
     }
@@ -133,6 +136,8 @@ export class BatchScheduler {
       return;
     }
     const doneAt = performance.now();
+    // A worker just became free: what gathered while it was busy runs now rather than at its timer.
+    if (this.config.dispatchWhenIdle) this.flushAll();
     const batchRows = requests.reduce((sum, request) => sum + request.rows, 0);
     let rowStart = 0;
     for (const request of requests) {

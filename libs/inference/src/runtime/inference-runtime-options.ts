@@ -32,6 +32,13 @@ export interface InferenceRuntimeOptions {
   usageSink?: ComputeUsageSink;
   /** Longest time a request waits for others to join its batch; default 2 ms. */
   batchMaxDelayMs?: number;
+  /**
+   * Work-conserving batching (default true): when a worker is idle, a new batch runs at the end of
+   * the current tick instead of waiting `batchMaxDelayMs`. Waiting for company only pays while every
+   * worker is busy (the batch could not start anyway); with a free worker it is pure latency, and the
+   * VAD decision that ends a caller's turn sits on the reply's critical path.
+   */
+  dispatchWhenIdle?: boolean;
   onBatch?: (batch: BatchRecord) => void;
 }
 
@@ -41,6 +48,7 @@ export interface ResolvedRuntimeOptions {
   intraOpThreads: number;
   interOpThreads: number;
   batchMaxDelayMs: number;
+  dispatchWhenIdle: boolean;
 }
 
 export function resolveRuntimeOptions(options: InferenceRuntimeOptions): ResolvedRuntimeOptions {
@@ -54,6 +62,7 @@ export function resolveRuntimeOptions(options: InferenceRuntimeOptions): Resolve
     intraOpThreads: positiveInteger('intraOpThreads', options.intraOpThreads ?? 1),
     interOpThreads: positiveInteger('interOpThreads', options.interOpThreads ?? 1),
     batchMaxDelayMs: nonNegative('batchMaxDelayMs', options.batchMaxDelayMs ?? 2),
+    dispatchWhenIdle: options.dispatchWhenIdle ?? true,
   };
 }
 

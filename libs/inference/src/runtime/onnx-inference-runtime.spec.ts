@@ -56,7 +56,7 @@ describe('execution provider and thread settings', () => {
     try {
       expect(runtime.workerCount).toBe(2);
       expect(logger.lines()).toEqual([
-        'Inference runtime: CPU execution provider, 2 worker thread(s), intraOpNumThreads=1, interOpNumThreads=1, executionMode=sequential, graphOptimizationLevel=all, batchMaxDelayMs=2',
+        'Inference runtime: CPU execution provider, 2 worker thread(s), intraOpNumThreads=1, interOpNumThreads=1, executionMode=sequential, graphOptimizationLevel=all, batchMaxDelayMs=2 (when all workers are busy)',
       ]);
     } finally {
       await runtime.close();

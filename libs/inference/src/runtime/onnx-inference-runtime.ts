@@ -27,7 +27,7 @@ export async function createInferenceRuntime(options: InferenceRuntimeOptions = 
     logger.log(
       `Inference runtime: ${device.toUpperCase()} execution provider, ${resolved.workers} worker thread(s), intraOpNumThreads=${settings.intraOpNumThreads}, ` +
         `interOpNumThreads=${settings.interOpNumThreads}, executionMode=${settings.executionMode}, graphOptimizationLevel=${settings.graphOptimizationLevel}, ` +
-        `batchMaxDelayMs=${resolved.batchMaxDelayMs}`,
+        `batchMaxDelayMs=${resolved.batchMaxDelayMs}${resolved.dispatchWhenIdle ? ' (when all workers are busy)' : ''}`,
     );
     return new OnnxInferenceRuntime(device, pool, settings, resolved, options);
   } catch (error) {
@@ -116,6 +116,7 @@ export class OnnxInferenceRuntime implements InferenceRuntime {
       device: this.device,
       maxBatchRows,
       batchMaxDelayMs: this.resolved.batchMaxDelayMs,
+      dispatchWhenIdle: this.resolved.dispatchWhenIdle,
       axes,
       inputNames: metadata.inputs.map((input) => input.name),
       pool: this.pool,

@@ -61,6 +61,11 @@ export class WorkerPool {
     return this.slots.length;
   }
 
+  /** True when some live worker has nothing in flight (a batch sent now would start at once). */
+  hasIdleWorker(): boolean {
+    return this.slots.some((slot) => slot.alive && slot.inFlight.size === 0);
+  }
+
   /** Asks one worker whether a CUDA session can be created (see inference-worker.ts). */
   async probeCuda(): Promise<{ cudaAvailable: boolean; reason: string }> {
     const response = await this.send(this.slots[0]!, { type: 'probe_cuda' });
