@@ -8,6 +8,7 @@ import { CallClock } from '../call/call-clock';
 import type { AgentConfig } from '../config/agent-config.schema';
 import { renderPromptTemplate, type PromptVariables } from '../config/prompt-variables';
 import type { TranscriptSource } from '../records/conversation-records';
+import { TranscriptLog } from '../records/transcript-log';
 import type { ToolAction, ToolRunner } from '../tools/tool-contracts';
 import { AssistantReply, type ReplyEnd } from './assistant-reply';
 import { AudioArrivals } from './audio-arrivals';
@@ -70,7 +71,7 @@ export class PipelineAgentSession implements AgentSession {
   private currentReply: AssistantReply | undefined;
   private currentReplySource: TranscriptSource = 'speech';
   private replyCounter = 0;
-  private transcriptIndex = 0;
+  private readonly log: TranscriptLog;
   private consecutiveFailures = 0;
   private idlePrompts = 0;
   private idleTimer: NodeJS.Timeout | undefined;
@@ -86,6 +87,7 @@ export class PipelineAgentSession implements AgentSession {
     engines: Promise<PipelineEngines>,
   ) {
     this.clock = new CallClock(context.callStartedAt);
+    this.log = new TranscriptLog(context.recorder);
     this.variables = { callerNumber: context.callerNumber, calledNumber: context.calledNumber, callId: context.callId, params: context.streamParameters };
     this.history = new ConversationHistory(renderPromptTemplate(config.systemPrompt, this.variables));
     const threshold = config.turn.threshold;
@@ -280,7 +282,7 @@ export class PipelineAgentSession implements AgentSession {
       this.armIdleTimer();
       return;
     }
-    this.recordTranscript('user', 'speech', text, timing.startMs ?? endOfTurnMs, timing.endOfSpeechMs ?? endOfTurnMs);
+    this.log.turn('user', 'speech', text, timing.startMs ?? endOfTurnMs, timing.endOfSpeechMs ?? endOfTurnMs);
     await this.respond(text, timing);
   }
 
@@ -295,7 +297,7 @@ export class PipelineAgentSession implements AgentSession {
     if (reply && !reply.cancelled && reply.tracker.playing) this.interrupt(reply, 'dtmf');
     const text = describeDtmfInput(digits);
     const now = this.clock.nowMs();
-    this.recordTranscript('user', 'dtmf', text, now, now);
+    this.log.turn('user', 'dtmf', text, now, now);
     void this.respond(text, { startMs: now, endOfSpeechMs: null, endOfTurnMs: now, asrFinalMs: null });
   }
 
@@ -356,7 +358,7 @@ export class PipelineAgentSession implements AgentSession {
         onPlaybackStarted: () => this.interruptions.setArmed(this.config.interruptions.enabled),
         onAside: (text) => {
           const now = this.clock.nowMs();
-          this.recordTranscript('assistant', 'tool_filler', text, now, now);
+          this.log.turn('assistant', 'tool_filler', text, now, now);
         },
       },
       `r${this.replyCounter}`,
@@ -385,8 +387,8 @@ export class PipelineAgentSession implements AgentSession {
     // Only a model answer that worked ends a run of failures: the scripted apology after a failure always "works".
     if (timing) this.consecutiveFailures = 0;
     const startMs = reply.milestones.firstFrameSentMs ?? this.clock.nowMs();
-    const index = this.recordTranscript('assistant', this.currentReplySource, reply.tracker.sentTextFrom(0), startMs, this.clock.nowMs());
-    if (timing) this.recordLatency(index, reply, timing);
+    const index = this.log.turn('assistant', this.currentReplySource, reply.tracker.sentTextFrom(0), startMs, this.clock.nowMs());
+    if (timing) this.log.latency(index, { ...timing, ...reply.milestones });
     if (this.currentReply === reply) this.currentReply = undefined;
     await this.performAction(end.action);
   }
@@ -462,8 +464,8 @@ export class PipelineAgentSession implements AgentSession {
     const sent = reply.tracker.sentTextFrom(0);
     if (sent.length === 0) return;
     const startMs = reply.milestones.firstFrameSentMs ?? this.clock.nowMs();
-    const index = this.recordTranscript('assistant', this.currentReplySource, sent, startMs, this.clock.nowMs(), reply.tracker.heardTextFrom(0));
-    if (timing) this.recordLatency(index, reply, timing);
+    const index = this.log.turn('assistant', this.currentReplySource, sent, startMs, this.clock.nowMs(), reply.tracker.heardTextFrom(0));
+    if (timing) this.log.latency(index, { ...timing, ...reply.milestones });
     this.context.recorder.event('assistant_turn_cut', { index, why });
   }
 
@@ -537,7 +539,7 @@ export class PipelineAgentSession implements AgentSession {
     if (end.kind === 'completed') {
       await this.waitForPlayback(reply);
       const startMs = reply.milestones.firstFrameSentMs ?? this.clock.nowMs();
-      this.recordTranscript('assistant', 'closing', reply.tracker.sentTextFrom(0), startMs, this.clock.nowMs());
+      this.log.turn('assistant', 'closing', reply.tracker.sentTextFrom(0), startMs, this.clock.nowMs());
     }
     await this.hangUp(reason);
   }
@@ -557,38 +559,6 @@ export class PipelineAgentSession implements AgentSession {
     if (this.closed) return;
     this.context.recorder.event('error', { code, ...engineErrorPayload(error) });
     this.context.endCall('agent_error');
-  }
-
-  // ---- records ------------------------------------------------------------------------------
-
-  private recordTranscript(role: 'user' | 'assistant', source: TranscriptSource, text: string, startMs: number, endMs: number, heardText?: string): number {
-    const index = this.transcriptIndex++;
-    const interrupted = heardText !== undefined;
-    this.context.recorder.transcriptTurn({
-      index,
-      role,
-      source,
-      text,
-      heardText: interrupted ? heardText : null,
-      interrupted,
-      startMs: Math.round(startMs),
-      endMs: Math.round(Math.max(startMs, endMs)),
-    });
-    return index;
-  }
-
-  private recordLatency(turnIndex: number, reply: AssistantReply, timing: UserTurnTiming): void {
-    const round = (value: number | null | undefined): number | null => (value === null || value === undefined ? null : CallClock.round(value));
-    this.context.recorder.turnLatency({
-      turnIndex,
-      endOfSpeechMs: round(timing.endOfSpeechMs),
-      endOfTurnMs: round(timing.endOfTurnMs),
-      asrFinalMs: round(timing.asrFinalMs),
-      llmFirstTokenMs: round(reply.milestones.llmFirstTokenMs),
-      ttsFirstByteMs: round(reply.milestones.ttsFirstByteMs),
-      firstFrameSentMs: round(reply.milestones.firstFrameSentMs),
-      firstMarkEchoedMs: round(reply.milestones.firstMarkEchoedMs),
-    });
   }
 }
 
