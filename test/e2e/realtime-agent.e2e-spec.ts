@@ -16,11 +16,13 @@ import { eventually, startTestServer, type TestServer } from '../support/test-se
 /**
  * The realtime (speech-to-speech) agent end to end: a simulated Twilio caller talks to the running
  * server, which streams the call's mu-law to a local fake of the OpenAI Realtime WebSocket API and
- * plays back what the fake "model" says. The fake is scripted: it decides when the caller starts
- * and stops talking (server VAD), what the model answers, and which functions it calls, so every
- * step of a scenario is driven by an event rather than by waiting and hoping. Assertions read what
- * a user would see: the audio and messages on the call, the events the model received, the
- * business and Twilio requests, and GET /v1/calls/:id.
+ * plays back what the fake "model" says. The fake is scripted: it decides when the model's own
+ * VAD says the caller starts and stops talking, what the model answers, and which functions it
+ * calls, so every step of a scenario is driven by an event rather than by waiting and hoping.
+ * Barge-in is not the model's call: the server judges it from the caller's audio with its own
+ * (real Silero) VAD, so those scenarios are driven by recorded speech the caller streams.
+ * Assertions read what a user would see: the audio and messages on the call, the events the model
+ * received, the business and Twilio requests, and GET /v1/calls/:id.
  */
 
 const TOOL_SECRET = 'tool-signing-secret-for-realtime-e2e-0123';
@@ -180,7 +182,11 @@ describe('realtime agent over a simulated Twilio call (e2e)', () => {
     expect(connection.session).toMatchObject({
       type: 'realtime',
       instructions: 'You are Acme support. The caller is +15550102030.',
-      audio: { input: { format: { type: 'audio/pcmu' }, turn_detection: { type: 'server_vad' } }, output: { format: { type: 'audio/pcmu' }, voice: 'marin' } },
+      audio: {
+        // The model answers when the caller stops, but never cuts itself off: barge-in is the platform's call.
+        input: { format: { type: 'audio/pcmu' }, turn_detection: { type: 'server_vad', create_response: true, interrupt_response: false } },
+        output: { format: { type: 'audio/pcmu' }, voice: 'marin' },
+      },
     });
     expect(model.upgrades.at(-1)).toMatchObject({ model: 'gpt-realtime-e2e', authorized: true });
     // Every byte the model spoke, in order, and nothing else.
@@ -224,7 +230,7 @@ describe('realtime agent over a simulated Twilio call (e2e)', () => {
     expect(waterfall.voiceToVoiceMs).toEqual(expect.any(Number));
   }, 30_000);
 
-  it('barge-in: caller speech past minSpeechMs clears the call, cancels and truncates the response at what was heard', async () => {
+  it("barge-in: the caller's speech past minSpeechMs (heard by the server's own VAD) clears the call, cancels and truncates the response at what was heard", async () => {
     const words = 30;
     const longText = fiveLetterWords(words);
     const long: FakeResponseScript = {
@@ -242,15 +248,20 @@ describe('realtime agent over a simulated Twilio call (e2e)', () => {
     await marksPlayed(call, 3);
 
     const cleared = call.waitForMessage((message) => message.event === 'clear', 10_000);
-    const speech = connection.speechStarted();
-    // The caller keeps talking (well past minSpeechMs) while the agent decides to yield.
+    // The caller talks over the answer ("Wait, stop. I have a different question.", 2.5 s of
+    // speech): the model's VAD says nothing yet, the server's own VAD hears it and yields.
     const talking = call.streamAudio(speechFixture('interrupt'), { trailingSilenceMs: 0 });
+    let talkingDone = false;
+    void talking.then(() => (talkingDone = true));
     await cleared;
+    const stillTalkingAtClear = !talkingDone;
     const atClear = call.result();
     const truncate = await connection.waitForEvent('conversation.item.truncate', () => true, 5_000);
     const cancel = await connection.waitForEvent('response.cancel', () => true, 5_000);
     const outcome = await answered;
     await talking;
+    // Then the model's VAD reports the caller's turn, as the real server does after its silence window.
+    const speech = connection.speechStarted();
     connection.speechStopped(speech);
     connection.userTranscript(speech, 'Wait, stop. I have a different question.');
     await connection.respond({ audioChunks: modelAudio(3, 5), transcript: 'Sure, go ahead.' });
@@ -286,17 +297,27 @@ describe('realtime agent over a simulated Twilio call (e2e)', () => {
     const bargeIn = detail.events.find((event: { type: string }) => event.type === 'barge_in');
     expect(bargeIn?.payload).toMatchObject({ cause: 'speech', itemId: outcome.itemId });
     expect(Math.abs(bargeIn.payload.heardMs - truncate.audio_end_ms)).toBeLessThanOrEqual(1);
+    // Decided from the caller's audio while they were still talking, not from the model's events.
+    expect(stillTalkingAtClear).toBe(true);
+    const { speechStartMs, decisionFrameMs, clearedAtMs } = bargeIn.payload;
+    expect(speechStartMs).toEqual(expect.any(Number));
+    expect(decisionFrameMs).toBeGreaterThan(speechStartMs);
+    expect(clearedAtMs).toBeGreaterThanOrEqual(decisionFrameMs);
+    expect(detail.events.some((event: { type: string }) => event.type === 'local_vad_unavailable')).toBe(false);
   }, 40_000);
 
-  it('a short "uh-huh" under minSpeechMs is a backchannel: the answer plays on, nothing is cancelled', async () => {
+  it('a short word under minSpeechMs is a backchannel: the answer plays on, nothing is cancelled', async () => {
     const text = fiveLetterWords(20);
     const audio = modelAudio(20, 6);
-    const { number } = await bindAgent(server, { engine: 'realtime', config: { realtime: realtime(), interruptions: { enabled: true, minSpeechMs: 300 } } });
+    const { number } = await bindAgent(server, { engine: 'realtime', config: { realtime: realtime(), interruptions: { enabled: true, minSpeechMs: 500 } } });
     const { call, callId, connection } = await dialRealtime(number);
     const answered = connection.playTurn({ audioChunks: audio, transcript: text, chunkIntervalMs: 100 }, 'Tell me about your hours.');
     await marksPlayed(call, 2);
-    // The model's VAD hears a blip: speech that stops again at once.
+    // The caller says just "Wait" over the answer (the fixture's first 650 ms: about 250 ms of
+    // speech). The model's VAD hears it too, but reports its end only after its silence window, well
+    // past minSpeechMs: only the server's own VAD can tell this was a backchannel.
     const blip = connection.speechStarted();
+    await call.streamAudio(speechFixture('interrupt').subarray(0, 650 * 8), { trailingSilenceMs: 700 });
     connection.speechStopped(blip);
     await answered;
     const detail = await eventually(() => detailOf(callId), (body) => body.transcript?.some((turn: Transcript) => turn.role === 'assistant'), 10_000);
@@ -310,7 +331,10 @@ describe('realtime agent over a simulated Twilio call (e2e)', () => {
     expect(Buffer.from(result.receivedMulaw).equals(asCallerReceivesIt(concat(audio)))).toBe(true);
     expect(connection.receivedOfType('response.cancel')).toHaveLength(0);
     expect(connection.truncations).toHaveLength(0);
-    expect(detail.events.some((event: { type: string }) => event.type === 'backchannel_ignored')).toBe(true);
+    const backchannel = detail.events.find((event: { type: string }) => event.type === 'backchannel_ignored');
+    expect(backchannel?.payload).toMatchObject({ judgedBy: 'local_vad' });
+    expect(backchannel.payload.speechMs).toBeGreaterThan(0);
+    expect(backchannel.payload.speechMs).toBeLessThan(500);
     expect(detail.events.some((event: { type: string }) => event.type === 'barge_in')).toBe(false);
   }, 30_000);
 

@@ -19,7 +19,14 @@ export class AgentEngines implements OnApplicationShutdown {
     this.engines = new Map<string, AgentEngine>([
       ['echo', new EchoAgentEngine()],
       ['pipeline', new PipelineAgentEngine({ engines: this.pipelineEngines, createToolRunner: tools })],
-      ['realtime', new RealtimeAgentEngine({ resolveEngine: (agentConfig) => realtimeEngines.resolve(agentConfig), createToolRunner: tools })],
+      [
+        'realtime',
+        new RealtimeAgentEngine({
+          resolveEngine: (agentConfig) => realtimeEngines.resolve(agentConfig),
+          createToolRunner: tools,
+          createVadStream: (callId) => this.pipelineEngines.createVadStream(callId),
+        }),
+      ],
     ]);
   }
 

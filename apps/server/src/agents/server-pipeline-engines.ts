@@ -10,7 +10,7 @@ import { EspeakProcessPhonemizer, KokoroTts, PiperTts } from '@switchboard/infer
 import { OpenAiSpeechTts } from '@switchboard/inference/tts/remote';
 import type { TtsEngine } from '@switchboard/inference/tts/tts-engine';
 import { SmartTurnClassifier } from '@switchboard/inference/turn-model';
-import { SileroVad } from '@switchboard/inference/vad';
+import { SileroVad, type VadStream } from '@switchboard/inference/vad';
 import type { ModelRegistry } from '@switchboard/inference/models';
 import { modelFolder } from '@switchboard/inference/models/model-paths';
 import { apiKeyFor, EngineCache, OPENAI_DEFAULT_BASE_URL } from './remote-engine-settings';
@@ -41,16 +41,19 @@ export class ServerPipelineEngines implements PipelineEngineResolver {
   }
 
   async resolve(config: AgentConfig, callId: string): Promise<PipelineEngines> {
-    this.vad ??= this.runtime().then((runtime) => SileroVad.load(runtime));
-    this.vad.catch(() => (this.vad = undefined));
     const [vad, asr, llm, tts, endOfTurnClassifier] = await Promise.all([
-      this.vad,
+      this.sileroVad(),
       this.asrFor(config.stt, config.language),
       this.llmFor(config.llm),
       this.ttsFor(config.tts),
       config.turn.endOfTurnModel ? this.endOfTurnModel() : Promise.resolve(undefined),
     ]);
     return { vad: vad.createStream(callId), asr, llm, tts, endOfTurnClassifier };
+  }
+
+  /** A VAD stream for one call on the shared Silero model (the realtime agent judges barge-in with it). */
+  async createVadStream(callId: string): Promise<VadStream> {
+    return (await this.sileroVad()).createStream(callId);
   }
 
   /** Ends the engines that hold threads (Flite workers). */
@@ -105,6 +108,13 @@ export class ServerPipelineEngines implements PipelineEngineResolver {
   private installedFolder(name: string): string {
     this.installedFile(name);
     return modelFolder(this.modelsDir, name);
+  }
+
+  /** Loaded once, on first use; a failed load is tried again by the next call. */
+  private sileroVad(): Promise<SileroVad> {
+    this.vad ??= this.runtime().then((runtime) => SileroVad.load(runtime));
+    this.vad.catch(() => (this.vad = undefined));
+    return this.vad;
   }
 
   private endOfTurnModel(): Promise<SmartTurnClassifier> {

@@ -8,9 +8,19 @@ const SILENCE = 0.05;
 const WAVERING = 0.4;
 
 /** A detector with the session's settings (threshold 0.5, hysteresis 0.15, 400 ms) and the interruptions it reported. */
-function detector(): { detector: InterruptionDetector; fired: { startMs: number; detectedAtMs: number }[]; feed: (...probabilities: number[]) => void } {
+function detector(): {
+  detector: InterruptionDetector;
+  fired: { startMs: number; detectedAtMs: number }[];
+  backchannels: { startMs: number; endMs: number }[];
+  feed: (...probabilities: number[]) => void;
+} {
   const fired: { startMs: number; detectedAtMs: number }[] = [];
-  const instance = new InterruptionDetector({ threshold: 0.5, negativeThreshold: 0.35, minSpeechMs: 400 }, (speech) => fired.push(speech));
+  const backchannels: { startMs: number; endMs: number }[] = [];
+  const instance = new InterruptionDetector(
+    { threshold: 0.5, negativeThreshold: 0.35, minSpeechMs: 400 },
+    (speech) => fired.push(speech),
+    (speech) => backchannels.push(speech),
+  );
   let index = 0;
   const feed = (...probabilities: number[]): void => {
     const frames: VadFrame[] = probabilities.map((probability) => {
@@ -20,7 +30,7 @@ function detector(): { detector: InterruptionDetector; fired: { startMs: number;
     });
     instance.onFrames(frames);
   };
-  return { detector: instance, fired, feed };
+  return { detector: instance, fired, backchannels, feed };
 }
 
 const repeat = (probability: number, count: number): number[] => Array.from({ length: count }, () => probability);
@@ -104,5 +114,47 @@ describe('InterruptionDetector', () => {
     instance.setArmed(true);
     feed(...repeat(SPEECH, 13));
     expect(fired).toHaveLength(2);
+  });
+
+  describe('backchannels (runs over the agent that end before minSpeechMs)', () => {
+    it('reports each short run heard while armed, with where it began and ended', () => {
+      const { detector: instance, fired, backchannels, feed } = detector();
+      instance.setArmed(true);
+      feed(...repeat(SILENCE, 2), ...repeat(SPEECH, 8), ...repeat(WAVERING, 2), SILENCE, ...repeat(SPEECH, 3), SILENCE);
+      expect(fired).toEqual([]);
+      // 64 ms .. 384 ms (8 speech + 2 wavering chunks), then 416 ms .. 512 ms.
+      expect(backchannels).toEqual([
+        { startMs: 2 * CHUNK_MS, endMs: 12 * CHUNK_MS },
+        { startMs: 13 * CHUNK_MS, endMs: 16 * CHUNK_MS },
+      ]);
+    });
+
+    it('does not report a run that interrupted, nor one while disarmed', () => {
+      const { detector: instance, fired, backchannels, feed } = detector();
+      instance.setArmed(true);
+      feed(...repeat(SPEECH, 20), SILENCE);
+      expect(fired).toHaveLength(1);
+      instance.setArmed(false);
+      feed(...repeat(SPEECH, 5), SILENCE);
+      expect(backchannels).toEqual([]);
+    });
+
+    it('does not report a run that was already going when armed and ended before another speech frame', () => {
+      const { detector: instance, backchannels, feed } = detector();
+      feed(...repeat(SPEECH, 5));
+      instance.setArmed(true);
+      feed(SILENCE);
+      expect(backchannels).toEqual([]);
+    });
+
+    it('reports a run heard while armed that ends after the agent stopped, counted from the agent start', () => {
+      const { detector: instance, backchannels, feed } = detector();
+      feed(...repeat(SPEECH, 2));
+      instance.setArmed(true);
+      feed(...repeat(SPEECH, 3));
+      instance.setArmed(false);
+      feed(SILENCE);
+      expect(backchannels).toEqual([{ startMs: 2 * CHUNK_MS, endMs: 5 * CHUNK_MS }]);
+    });
   });
 });

@@ -5,6 +5,7 @@ import type { VadFrame } from '@switchboard/inference/vad';
  * ("uh-huh", "right"): a run of speech (VAD probability >= threshold, continuing until it drops
  * below the negative threshold, the same hysteresis turn detection uses) that lasts `minSpeechMs`.
  * Fed every VAD frame; fires at most once per run, and only while armed (the agent is speaking).
+ * A run heard while armed that ends without firing is reported to `onBackchannel`, when given.
  */
 export class InterruptionDetector {
   private runStartMs: number | undefined;
@@ -12,10 +13,14 @@ export class InterruptionDetector {
   private armed = false;
   /** Armed during a run: the run counts from its next frame (see setArmed). */
   private restartRun = false;
+  /** The current run had speech frames while armed: it was speech over the agent. */
+  private heardWhileArmed = false;
 
   constructor(
     private readonly options: { threshold: number; negativeThreshold: number; minSpeechMs: number },
     private readonly onInterruption: (speech: { startMs: number; detectedAtMs: number }) => void,
+    /** Speech over the agent that ended before minSpeechMs ("uh-huh"): `endMs` is where the run ended. */
+    private readonly onBackchannel?: (speech: { startMs: number; endMs: number }) => void,
   ) {}
 
   /** Listen for interruptions (agent audio is playing) or not. */
@@ -42,15 +47,19 @@ export class InterruptionDetector {
       if (frame.probability < this.options.threshold) return;
       this.runStartMs = frame.startMs;
       this.firedInRun = false;
+      this.heardWhileArmed = false;
     } else if (frame.probability < this.options.negativeThreshold) {
+      const startMs = this.runStartMs;
       this.runStartMs = undefined;
       this.restartRun = false;
+      if (this.heardWhileArmed && !this.firedInRun) this.onBackchannel?.({ startMs, endMs: frame.startMs });
       return;
     } else if (this.restartRun) {
       this.runStartMs = frame.startMs;
     }
     this.restartRun = false;
     if (!this.armed || this.firedInRun) return;
+    this.heardWhileArmed = true;
     if (frame.endMs - this.runStartMs >= this.options.minSpeechMs) {
       this.firedInRun = true;
       this.onInterruption({ startMs: this.runStartMs, detectedAtMs: frame.endMs });

@@ -1,4 +1,5 @@
 import type { SpeechToSpeechEngine } from '@switchboard/inference/speech-to-speech';
+import type { VadStream } from '@switchboard/inference/vad';
 import type { AgentAudioOutput, AgentCallContext, AgentDescriptor, AgentEngine, AgentSession } from '../agent/agent-session';
 import type { AgentConfig } from '../config/agent-config.schema';
 import { parseAgentConfig } from '../config/parse-agent-config';
@@ -9,6 +10,11 @@ export interface RealtimeAgentEngineOptions {
   /** The speech-to-speech engine for an agent config (cached per endpoint by the server). */
   resolveEngine(config: AgentConfig): Promise<SpeechToSpeechEngine>;
   createToolRunner(config: AgentConfig, context: AgentCallContext): ToolRunner;
+  /**
+   * A VAD stream (8 kHz) for one call's caller audio: the platform judges barge-in with it, as for
+   * the pipeline agent. Should it fail, the call still runs on the model's own speech events.
+   */
+  createVadStream(callId: string): Promise<VadStream>;
 }
 
 /** The `realtime` agent: a native speech-to-speech model, with the platform's barge-in, tools and records. */
@@ -21,6 +27,10 @@ export class RealtimeAgentEngine implements AgentEngine {
 
   createSession(context: AgentCallContext, output: AgentAudioOutput): AgentSession {
     const config = parseAgentConfig(context.config);
-    return new RealtimeAgentSession(context, config, output, this.options.createToolRunner(config, context), this.options.resolveEngine(config));
+    return new RealtimeAgentSession(context, config, output, {
+      tools: this.options.createToolRunner(config, context),
+      engine: this.options.resolveEngine(config),
+      createVad: () => this.options.createVadStream(context.callId),
+    });
   }
 }

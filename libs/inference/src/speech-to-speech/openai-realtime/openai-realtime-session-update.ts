@@ -56,10 +56,11 @@ export function buildSessionUpdate(
 }
 
 function turnDetectionOf(detection: SpeechToSpeechTurnDetection): Record<string, unknown> {
-  // The server both answers and stops answering on its own: it creates a response when the caller
-  // stops, and cancels the one in progress when the caller starts (the runtime still sends its own
-  // cancel and truncate, which also covers responses the server has not cancelled yet).
-  const common = { create_response: true, interrupt_response: true };
+  // The server answers on its own when the caller stops, but never cuts its answer short when the
+  // caller starts: its VAD would stop the answer for every "uh-huh", and its speech_stopped comes
+  // only after its silence window, too late to tell a backchannel from a barge-in. The runtime
+  // decides interruptions (its own VAD, minSpeechMs) and sends cancel and truncate itself.
+  const common = { create_response: true, interrupt_response: false };
   if (detection.type === 'semantic_vad') {
     return { type: 'semantic_vad', ...common, ...(detection.eagerness === undefined ? {} : { eagerness: detection.eagerness }) };
   }

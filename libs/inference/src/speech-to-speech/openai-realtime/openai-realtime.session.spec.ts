@@ -125,7 +125,7 @@ describe('OpenAiRealtimeSession against the local fake Realtime server', () => {
         input: {
           format: { type: 'audio/pcmu' },
           transcription: { model: 'whisper-1' },
-          turn_detection: { type: 'server_vad', create_response: true, interrupt_response: true, threshold: 0.6, prefix_padding_ms: 300, silence_duration_ms: 500 },
+          turn_detection: { type: 'server_vad', create_response: true, interrupt_response: false, threshold: 0.6, prefix_padding_ms: 300, silence_duration_ms: 500 },
         },
         output: { format: { type: 'audio/pcmu' }, voice: 'marin' },
       },
@@ -147,7 +147,7 @@ describe('OpenAiRealtimeSession against the local fake Realtime server', () => {
       input_audio_format: 'g711_ulaw',
       output_audio_format: 'g711_ulaw',
       input_audio_transcription: null,
-      turn_detection: { type: 'semantic_vad', eagerness: 'low', create_response: true, interrupt_response: true },
+      turn_detection: { type: 'semantic_vad', eagerness: 'low', create_response: true, interrupt_response: false },
       tools: [],
     });
   });

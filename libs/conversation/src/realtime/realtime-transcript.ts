@@ -1,0 +1,39 @@
+import { CallClock } from '../call/call-clock';
+import type { ConversationRecorder, TranscriptSource } from '../records/conversation-records';
+import { heardTextOf, spokenTextOf, type SpokenItem } from './spoken-item';
+
+/** The call's transcript turns and latency waterfalls, numbered in the order they are recorded. */
+export class RealtimeTranscript {
+  private nextIndex = 0;
+
+  constructor(
+    private readonly recorder: ConversationRecorder,
+    private readonly clock: CallClock,
+  ) {}
+
+  /** One turn; `heardText` is given for a cut assistant turn (what the caller heard of it). */
+  turn(role: 'user' | 'assistant', source: TranscriptSource, text: string, startMs: number, endMs: number, heardText: string | null): number {
+    const index = this.nextIndex++;
+    this.recorder.transcriptTurn({ index, role, source, text, heardText, interrupted: heardText !== null, startMs: Math.round(startMs), endMs: Math.round(Math.max(startMs, endMs)) });
+    return index;
+  }
+
+  /** An assistant item is over (played in full, or cut): its turn and, for a model answer, its waterfall. */
+  item(item: SpokenItem, interrupted: boolean): void {
+    const index = this.turn('assistant', item.source, spokenTextOf(item), item.firstAudioMs, this.clock.nowMs(), interrupted ? heardTextOf(item) : null);
+    // As for the pipeline agent, a waterfall belongs to an answer, not to a line the agent says on its own.
+    if (item.source !== 'speech') return;
+    const round = (value: number | undefined): number | null => (value === undefined ? null : CallClock.round(value));
+    this.recorder.turnLatency({
+      turnIndex: index,
+      endOfSpeechMs: round(item.turnEnd?.endOfSpeechMs),
+      endOfTurnMs: round(item.turnEnd?.endOfTurnMs),
+      asrFinalMs: null,
+      // One model does all three steps: its first audio is its first token and first byte.
+      llmFirstTokenMs: round(item.firstAudioMs),
+      ttsFirstByteMs: round(item.firstAudioMs),
+      firstFrameSentMs: round(item.firstAudioMs),
+      firstMarkEchoedMs: round(item.firstMarkEchoedMs),
+    });
+  }
+}
