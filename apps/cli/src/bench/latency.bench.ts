@@ -1,10 +1,14 @@
 /**
- * `npm run bench:latency [-- --calls N] [-- --turns N] [-- --check] [-- --workers N] [-- --batch-delay-ms N]`
+ * `npm run bench:latency [-- --calls N] [-- --turns N] [-- --check] [-- --workers N] [-- --batch-delay-ms N] [-- --caller-threads N] [-- --caller-nice N]`
  *
  * Voice-to-voice latency through the real media path (MediaStreamConnection on a local WebSocket
  * server, the pipeline agent, the real Silero VAD through the inference runtime) with fake
- * ASR/LLM/TTS engines of fixed, scripted delays, against SimulatedTwilioCall callers in this same
- * process (real-time 20 ms frames, real-time playback, mark echoes, `clear`):
+ * ASR/LLM/TTS engines of fixed, scripted delays, against SimulatedTwilioCall callers (real-time
+ * 20 ms frames, real-time playback, mark echoes, `clear`). The callers run in a worker thread of
+ * this same process (--caller-threads, default 1): their CPU is still on the machine's cores, but
+ * their GC and event-loop work no longer stall the server's thread, as Twilio's would not.
+ * --caller-nice N (Linux, 0-19, default 10; 0 elsewhere) lowers the caller threads' CPU priority, so that on a
+ * busy machine the server's threads get the cores first (the callers still run on them):
  *  1. one call alone, then N calls at once (default 100, started over 2 s), each asking `--turns`
  *     questions (default 2) and then barging in on an answer;
  *  2. per reply: voice-to-voice = end-of-turn wait + engine delays (as the fakes measured them) +
@@ -19,16 +23,24 @@
  */
 import { cpus, loadavg } from 'node:os';
 import { startBenchPipeline } from './latency/bench-pipeline';
-import { loadCallerFixtures } from './latency/caller-fixtures';
+import { CallerThreads, MAX_NICENESS } from './latency/caller-thread';
 import { formatEndOfTurnTable, runEndOfTurnReport } from './latency/end-of-turn-report';
 import { DEFAULT_CALLS, DEFAULT_TURNS, ENGINE_DELAYS, RAMP_MS } from './latency/latency-bench-settings';
-import { formatGcLine, formatLatencyTable, formatRunLine, formatVadLine, latencyBenchJson, latencyTargets } from './latency/latency-report';
+import { formatCallerThreadsLine, formatGcLine, formatLatencyTable, formatRunLine, formatVadLine, latencyBenchJson, latencyTargets } from './latency/latency-report';
 import { runLoad, type LoadRunResult } from './latency/load-run';
 import { MediaServerRig } from './latency/media-server-rig';
 
 const MAX_CALLS = 1000;
+/**
+ * The simulated callers stand in for Twilio, which never competes with the server for its CPU.
+ * They still run on the same two cores (their load is included), at a lower scheduling priority so
+ * that the load generator's own stalls are not charged to the platform; `--caller-nice 0` measures
+ * the harsher case where they compete as equals.
+ */
+const DEFAULT_CALLER_NICENESS = 10;
 const MAX_TURNS = 20;
 const MAX_WORKERS = 16;
+const MAX_CALLER_THREADS = 8;
 /** The server's own bound on INFERENCE_BATCH_DELAY_MS. */
 const MAX_BATCH_DELAY_MS = 50;
 
@@ -39,24 +51,34 @@ async function main(): Promise<number> {
   const turns = integerFlag(args, '--turns', DEFAULT_TURNS, MAX_TURNS);
   const workersFlag = args.includes('--workers') ? integerFlag(args, '--workers', 1, MAX_WORKERS) : undefined;
   const batchDelayFlag = args.includes('--batch-delay-ms') ? numberFlag(args, '--batch-delay-ms', MAX_BATCH_DELAY_MS) : undefined;
+  const callerThreadCount = integerFlag(args, '--caller-threads', 1, MAX_CALLER_THREADS);
+  const callerNiceness = args.includes('--caller-nice') ? integerFlag(args, '--caller-nice', 0, MAX_NICENESS, DEFAULT_CALLER_NICENESS) : process.platform === 'linux' ? DEFAULT_CALLER_NICENESS : 0;
+  if (callerNiceness > 0 && process.platform !== 'linux') throw new UsageError(`--caller-nice needs Linux, where a thread's priority is its own (this is ${process.platform})`);
   const startedAt = Date.now();
   const loadBefore = loadavg()[0]!;
   console.log(`bench:latency: ${cpus()[0]?.model ?? 'unknown CPU'} (${cpus().length} cores), Node ${process.version}, load average ${loadBefore.toFixed(2)}`);
   console.log(
     `Real media path + pipeline agent + Silero VAD (CPU; inference workers ${workersFlag ?? 'default (min(2, cores))'}, batch window ${batchDelayFlag ?? 'default (2)'} ms); fake engines scripted at ASR ${ENGINE_DELAYS.asrMs} ms, LLM first token ${ENGINE_DELAYS.llmFirstTokenMs} ms, TTS first byte ${ENGINE_DELAYS.ttsFirstByteMs} ms.`,
   );
-  console.log(`Callers in this process: 1 call, then ${calls} calls started over ${RAMP_MS / 1000} s; each asks ${turns} question${turns === 1 ? '' : 's'}, then barges in on an answer.\n`);
+  console.log(`Callers in this process: 1 call, then ${calls} calls started over ${RAMP_MS / 1000} s; each asks ${turns} question${turns === 1 ? '' : 's'}, then barges in on an answer.`);
 
-  const fixtures = loadCallerFixtures();
   const pipeline = await startBenchPipeline({ workers: workersFlag, batchMaxDelayMs: batchDelayFlag });
   const runs: LoadRunResult[] = [];
+  let callerClocks: CallerThreads['clocks'] = [];
   try {
-    const rig = await MediaServerRig.start(pipeline.engine);
+    const callers = await CallerThreads.start(callerThreadCount, { niceness: callerNiceness });
     try {
-      runs.push(await runLoad(rig, pipeline, fixtures, 1, turns));
-      if (calls > 1) runs.push(await runLoad(rig, pipeline, fixtures, calls, turns));
+      callerClocks = callers.clocks;
+      console.log(callerThreadsLine(callers.count, callers.niceness, callerClocks));
+      const rig = await MediaServerRig.start(pipeline.engine);
+      try {
+        runs.push(await runLoad(rig, pipeline, callers, 1, turns));
+        if (calls > 1) runs.push(await runLoad(rig, pipeline, callers, calls, turns));
+      } finally {
+        await rig.close();
+      }
     } finally {
-      await rig.close();
+      await callers.close();
     }
   } finally {
     await pipeline.close();
@@ -70,6 +92,7 @@ async function main(): Promise<number> {
   for (const run of runs) console.log(formatRunLine(run));
   for (const run of runs) console.log(formatVadLine(run));
   for (const run of runs) console.log(formatGcLine(run));
+  for (const run of runs) console.log(formatCallerThreadsLine(run));
   for (const run of runs) {
     if (run.problems.length === 0) continue;
     console.log(`\nNot measured at ${run.calls} call(s) (${run.problems.length}):`);
@@ -87,17 +110,44 @@ async function main(): Promise<number> {
   const elapsedMs = Date.now() - startedAt;
   const loadAfter = loadavg()[0]!;
   console.log(`\nBench took ${(elapsedMs / 1000).toFixed(1)} s; load average ${loadBefore.toFixed(2)} before, ${loadAfter.toFixed(2)} after (a shared machine inflates every figure).`);
-  const context = { inferenceWorkers: workersFlag ?? 'default', batchMaxDelayMs: batchDelayFlag ?? 'default', node: process.version, cpu: cpus()[0]?.model ?? 'unknown', cores: cpus().length, loadAverage: [loadBefore, loadAfter].map((value) => Number(value.toFixed(2))), elapsedMs };
+  const context = {
+    inferenceWorkers: workersFlag ?? 'default',
+    batchMaxDelayMs: batchDelayFlag ?? 'default',
+    callerThreads: callerThreadCount,
+    callerNiceness,
+    callerClockOffsetsMs: callerClocks.map((clock) => ({ offset: Number(clock.offsetMs.toFixed(3)), monotonicDisagreement: Number(clock.disagreementMs.toFixed(3)) })),
+    node: process.version,
+    cpu: cpus()[0]?.model ?? 'unknown',
+    cores: cpus().length,
+    loadAverage: [loadBefore, loadAfter].map((value) => Number(value.toFixed(2))),
+    elapsedMs,
+  };
   console.log(`BENCH_JSON ${JSON.stringify(latencyBenchJson(runs, endOfTurn, targets, context))}`);
   return check && targets.some((target) => !target.pass) ? 1 : 0;
 }
 
-function integerFlag(args: readonly string[], name: string, fallback: number, max: number): number {
+/**
+ * Says where the callers run and how their clock maps onto main's (the barge-in figure subtracts a
+ * caller-thread time from a main-thread one).
+ */
+function callerThreadsLine(count: number, niceness: number, clocks: CallerThreads['clocks']): string {
+  const offsets = clocks.map((clock) => `${clock.offsetMs >= 0 ? '+' : ''}${clock.offsetMs.toFixed(3)} ms`).join(', ');
+  const worst = Math.max(...clocks.map((clock) => clock.disagreementMs));
+  const priority = niceness === 0 ? 'same CPU priority as the server' : `CPU priority lowered to nice ${niceness}`;
+  return (
+    `Callers run in ${count} worker thread${count === 1 ? '' : 's'} (not on the server's event loop; same process, same cores, ${priority}); ` +
+    `caller clock -> server clock ${offsets} (performance.timeOrigin difference; the monotonic clock agrees within ${worst.toFixed(3)} ms).\n`
+  );
+}
+
+function integerFlag(args: readonly string[], name: string, fallback: number, max: number, min = 1): number {
   const index = args.indexOf(name);
   if (index < 0) return fallback;
   const raw = args[index + 1];
   const value = Number(raw);
-  if (raw === undefined || !Number.isInteger(value) || value < 1 || value > max) throw new UsageError(`${name} must be a whole number from 1 to ${max}, got ${raw ?? 'nothing'}`);
+  if (raw === undefined || raw.trim() === '' || !Number.isInteger(value) || value < min || value > max) {
+    throw new UsageError(`${name} must be a whole number from ${min} to ${max}, got ${raw ?? 'nothing'}`);
+  }
   return value;
 }
 

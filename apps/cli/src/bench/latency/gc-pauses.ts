@@ -1,9 +1,10 @@
 /**
- * Garbage-collection pauses of this process during a run (performance.now() times), and how much
- * of a time window they covered: one of the ways a loaded event loop turns into a slow reply.
- * Callers and server share the heap here, as they share the CPU.
+ * Garbage-collection pauses of the calling thread during a run (its performance.now() times), and
+ * how much of a time window they covered: one of the ways a loaded event loop turns into a slow
+ * reply. Each thread has its own heap and sees only its own pauses: the server's thread and the
+ * caller thread are measured apart.
  */
-import { PerformanceObserver } from 'node:perf_hooks';
+import { PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
 
 export interface Pause {
   startMs: number;
@@ -12,16 +13,21 @@ export interface Pause {
 
 export class GcPauses {
   readonly pauses: Pause[] = [];
-  private readonly observer = new PerformanceObserver((list) => {
-    for (const entry of list.getEntries()) this.pauses.push({ startMs: entry.startTime, durationMs: entry.duration });
-  });
+  private readonly observer = new PerformanceObserver((list) => this.record(list.getEntries()));
 
   start(): void {
     this.observer.observe({ entryTypes: ['gc'] });
   }
 
   stop(): void {
+    // Entries are delivered to the callback asynchronously; take the ones still queued, or the
+    // last pauses of the run would be lost with the disconnect.
+    this.record(this.observer.takeRecords());
     this.observer.disconnect();
+  }
+
+  private record(entries: readonly PerformanceEntry[]): void {
+    for (const entry of entries) this.pauses.push({ startMs: entry.startTime, durationMs: entry.duration });
   }
 }
 

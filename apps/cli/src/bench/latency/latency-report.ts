@@ -48,7 +48,7 @@ export function formatRunLine(run: LoadRunResult): string {
   const loop = run.eventLoopDelay;
   return (
     `${callsLabel(run.calls)} x ${run.turnsPerCall} question${run.turnsPerCall === 1 ? '' : 's'} + barge-in: ${run.turns.length}/${run.expectedReplies} replies, ${run.bargeIns.length}/${run.calls} barge-ins measured; ` +
-    `${(run.elapsedMs / 1000).toFixed(1)} s, ${run.cpuCoresUsed.toFixed(2)} cores of CPU (main + inference threads), event-loop delay p50 ${loop.p50Ms.toFixed(2)} / p99 ${loop.p99Ms.toFixed(2)} / max ${loop.maxMs.toFixed(1)} ms`
+    `${(run.elapsedMs / 1000).toFixed(1)} s, ${run.cpuCoresUsed.toFixed(2)} cores of CPU (whole process: server, inference and caller threads), server event-loop delay p50 ${loop.p50Ms.toFixed(2)} / p99 ${loop.p99Ms.toFixed(2)} / max ${loop.maxMs.toFixed(1)} ms`
   );
 }
 
@@ -62,12 +62,27 @@ export function formatVadLine(run: LoadRunResult): string {
   );
 }
 
-/** GC pauses in the run and the replies they fell into. */
+/** GC pauses of the server's thread in the run and the replies they fell into, then the caller threads' own. */
 export function formatGcLine(run: LoadRunResult): string {
   const { pauses, totalMs, repliesHit, overheadHit, overheadNotHit } = run.gc;
   return (
-    `${callsLabel(run.calls)}: GC ${pauses.count} pauses, ${totalMs.toFixed(0)} ms in all, p99 ${ms(pauses.p99)} / max ${ms(pauses.max)} ms; ` +
+    `${callsLabel(run.calls)}: server thread GC ${pauses.count} pauses, ${totalMs.toFixed(0)} ms in all, p99 ${ms(pauses.p99)} / max ${ms(pauses.max)} ms; ` +
     `${repliesHit}/${run.turns.length} replies had one in their VAD stage (overhead p50/p99 ${ms(overheadHit.p50)} / ${ms(overheadHit.p99)} ms; the others ${ms(overheadNotHit.p50)} / ${ms(overheadNotHit.p99)} ms)`
+  );
+}
+
+/** The caller threads' GC and event loop: the callers' work, which no longer stalls the server's loop. */
+export function formatCallerThreadsLine(run: LoadRunResult): string {
+  const threads = run.callerThreads;
+  if (threads.length === 0) return `${callsLabel(run.calls)}: caller threads did not report their figures`;
+  const pauses = threads.reduce((sum, thread) => sum + thread.gcPauses, 0);
+  const totalMs = threads.reduce((sum, thread) => sum + thread.gcTotalMs, 0);
+  const maxMs = Math.max(...threads.map((thread) => thread.gcMaxMs));
+  const loopMaxMs = Math.max(...threads.map((thread) => thread.eventLoopMaxMs));
+  const loopP99Ms = Math.max(...threads.map((thread) => thread.eventLoopP99Ms));
+  return (
+    `${callsLabel(run.calls)}: caller thread${threads.length === 1 ? '' : 's'} (${threads.length}) GC ${pauses} pauses, ${totalMs.toFixed(0)} ms in all, max ${ms(maxMs)} ms; ` +
+    `event-loop delay p99 ${loopP99Ms.toFixed(2)} / max ${loopMaxMs.toFixed(1)} ms`
   );
 }
 
@@ -115,6 +130,13 @@ export function latencyBenchJson(runs: readonly LoadRunResult[], endOfTurn: read
         overheadWithPause: roundDistribution(run.gc.overheadHit),
         overheadWithoutPause: roundDistribution(run.gc.overheadNotHit),
       },
+      callerThreadDiagnosticsMs: run.callerThreads.map((thread) => ({
+        gcPauses: thread.gcPauses,
+        gcTotalMs: round(thread.gcTotalMs),
+        gcMaxMs: round(thread.gcMaxMs),
+        eventLoopDelayP99: round(thread.eventLoopP99Ms),
+        eventLoopDelayMax: round(thread.eventLoopMaxMs),
+      })),
       problems: run.problems.slice(0, 20),
       problemCount: run.problems.length,
     })),

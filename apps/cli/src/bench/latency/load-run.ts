@@ -1,17 +1,18 @@
 /**
- * N scripted calls at once (started RAMP_MS apart in total), callers and server in this one
- * process, then every reply and barge-in joined into figures. The event loop's delay and the
- * process's CPU time during the run are kept beside them: on a 2-core machine they are what
- * turns load into latency.
+ * N scripted calls at once (started RAMP_MS apart in total), the server on this thread and the
+ * callers on caller threads of this same process, then every reply and barge-in joined into
+ * figures. The server thread's event-loop delay and GC, the process's CPU time (every thread) and
+ * the caller threads' own GC and event loop during the run are kept beside them: on a 2-core
+ * machine they are what turns load into latency.
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { BenchPipeline } from './bench-pipeline';
-import type { CallerFixtures } from './caller-fixtures';
+import type { CallerThreadFigures } from './caller-protocol';
+import type { CallerThreads, ScriptedCallOutcome } from './caller-thread';
 import { GcPauses, pausedWithin, type Pause } from './gc-pauses';
 import { BARGE_IN_DETECTION_MS, ENGINE_DELAYS, RAMP_MS } from './latency-bench-settings';
 import { distribution, type Distribution } from './latency-stats';
 import type { MediaServerRig } from './media-server-rig';
-import { runScriptedCall, type ScriptedCallOutcome } from './scripted-call';
 import { bargeInSample, breakDownCall, type BargeInSample, type BargeInTimes, type OverheadStages, type TurnBreakdown } from './turn-breakdown';
 import type { VadTimingFigures } from './vad-timings';
 
@@ -26,11 +27,15 @@ export interface LoadRunResult {
   problems: string[];
   figures: LoadFigures;
   elapsedMs: number;
-  /** CPU seconds this process used per wall second (2.0 = both cores of a 2-core machine). */
+  /** CPU seconds this process used per wall second, every thread (2.0 = both cores of a 2-core machine). */
   cpuCoresUsed: number;
+  /** The server's (main) thread. */
   eventLoopDelay: { p50Ms: number; p99Ms: number; maxMs: number };
   vad: VadTimingFigures;
+  /** The server's (main) thread: a caller thread's GC pauses only that thread. */
   gc: GcFigures;
+  /** Each caller thread's own GC and event loop (empty if a thread could not report). */
+  callerThreads: CallerThreadFigures[];
 }
 
 /** GC pauses during the run, and the replies whose VAD stage one of them fell into. */
@@ -60,7 +65,7 @@ export interface LoadFigures {
   bargeInDecisionToClear: Distribution;
 }
 
-export async function runLoad(rig: MediaServerRig, pipeline: BenchPipeline, fixtures: CallerFixtures, calls: number, turnsPerCall: number): Promise<LoadRunResult> {
+export async function runLoad(rig: MediaServerRig, pipeline: BenchPipeline, callers: CallerThreads, calls: number, turnsPerCall: number): Promise<LoadRunResult> {
   const loopDelay = monitorEventLoopDelay({ resolution: 1 });
   const cpuBefore = process.cpuUsage();
   const vadMark = pipeline.vadTimings.mark();
@@ -68,16 +73,18 @@ export async function runLoad(rig: MediaServerRig, pipeline: BenchPipeline, fixt
   const startedAt = performance.now();
   loopDelay.enable();
   gcPauses.start();
+  callers.measureStart();
   const outcomes = await Promise.all(
     Array.from({ length: calls }, async (_, index) => {
       await new Promise((resolve) => setTimeout(resolve, (index * RAMP_MS) / calls));
-      return runScriptedCall(rig, fixtures, index, turnsPerCall);
+      return callers.runCall(rig, index, turnsPerCall);
     }),
   );
   loopDelay.disable();
   gcPauses.stop();
   const elapsedMs = performance.now() - startedAt;
   const cpu = process.cpuUsage(cpuBefore);
+  const callerThreads = await callers.measureStop();
   const measured = analyse(outcomes, pipeline, turnsPerCall);
   return {
     calls,
@@ -89,6 +96,7 @@ export async function runLoad(rig: MediaServerRig, pipeline: BenchPipeline, fixt
     eventLoopDelay: { p50Ms: loopDelay.percentile(50) / 1e6, p99Ms: loopDelay.percentile(99) / 1e6, maxMs: loopDelay.max / 1e6 },
     vad: pipeline.vadTimings.since(vadMark),
     gc: gcFigures(gcPauses.pauses, measured.turns, outcomes),
+    callerThreads,
   };
 }
 
