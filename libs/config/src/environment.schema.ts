@@ -50,7 +50,7 @@ export const environmentSchema = z
     INFERENCE_DEVICE: z.enum(['auto', 'cuda', 'cpu']).default('auto'),
     /** Inference worker threads; unset: min(2, available cores). */
     INFERENCE_WORKERS: optionalString(z.coerce.number().int().min(1).max(64)),
-    /** Longest a request waits for others to share its batch. */
+    /** Longest a request waits for others to share its batch while every inference worker is busy (an idle worker runs it at once). */
     INFERENCE_BATCH_DELAY_MS: z.coerce.number().min(0).max(50).default(2),
     /** How long the single-use media-stream token minted by the voice webhook stays valid. */
     STREAM_TOKEN_TTL_MS: z.coerce.number().int().min(1000).max(600_000).default(60_000),
