@@ -10,7 +10,7 @@
  * --caller-nice N (Linux, 0-19, default 10; 0 elsewhere) lowers the caller threads' CPU priority, so that on a
  * busy machine the server's threads get the cores first (the callers still run on them):
  *  1. one call alone, then N calls at once (default 100, started over 2 s), each asking `--turns`
- *     questions (default 2) and then barging in on an answer;
+ *     questions (default 3) and then barging in on an answer;
  *  2. per reply: voice-to-voice = end-of-turn wait + engine delays (as the fakes measured them) +
  *     platform overhead; targets at N calls: overhead p50 <= 3 ms, p99 <= 10 ms;
  *  3. per barge-in: first frame of caller speech sent -> `clear` sent, minus the detection time

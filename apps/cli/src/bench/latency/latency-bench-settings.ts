@@ -53,7 +53,7 @@ export const TARGETS = {
 
 export const DEFAULT_CALLS = 100;
 /** Question turns per call before the barge-in pair. */
-export const DEFAULT_TURNS = 2;
+export const DEFAULT_TURNS = 3;
 /** Calls start spread over this long, not all in one instant. */
 export const RAMP_MS = 2000;
 /** Any single wait in a call's script (a reply, a frame, the end of the call) is bounded by this. */
