@@ -23,8 +23,8 @@ export interface TestServer {
   echoNumber: string;
   /** Calls `echoNumber` with the simulated Twilio caller. */
   callEcho(options: Omit<PlaceCallOptions, 'serverUrl' | 'publicBaseUrl' | 'authToken' | 'accountSid' | 'to' | 'from'> & { from?: string }): Promise<CallResult>;
-  /** GET a /v1 route with the admin key. */
-  api(path: string, init?: { apiKey?: string | null }): Promise<{ status: number; body: any }>;
+  /** Calls a /v1 route with the admin key (GET unless `method` says otherwise; `body` is sent as JSON). */
+  api(path: string, init?: { apiKey?: string | null; method?: 'GET' | 'POST' | 'PATCH' | 'DELETE'; body?: unknown }): Promise<{ status: number; body: any }>;
   close(): Promise<void>;
 }
 
@@ -70,8 +70,12 @@ export async function startTestServer(env: Record<string, string | undefined> = 
       placeCall({ from: '+15550001111', ...options, serverUrl, publicBaseUrl, authToken, accountSid, to: echoNumber }),
     api: async (path, init = {}) => {
       const apiKey = init.apiKey === undefined ? adminApiKey : init.apiKey;
+      const headers: Record<string, string> = apiKey === null ? {} : { authorization: `Bearer ${apiKey}` };
+      if (init.body !== undefined) headers['content-type'] = 'application/json';
       const response = await fetch(`${serverUrl}${path}`, {
-        headers: apiKey === null ? {} : { authorization: `Bearer ${apiKey}` },
+        method: init.method ?? 'GET',
+        headers,
+        body: init.body === undefined ? undefined : JSON.stringify(init.body),
       });
       const text = await response.text();
       return { status: response.status, body: text ? JSON.parse(text) : undefined };

@@ -3,6 +3,7 @@ import { APP_FILTER } from '@nestjs/core';
 import { ConfigModule, type AppConfig } from '@switchboard/config';
 import { DatabaseModule } from '@switchboard/persistence';
 import { AgentEngines } from './agents/agent-engines';
+import { AgentsController } from './agents-api/agents.controller';
 import { ApiKeyGuard } from './auth/api-key.guard';
 import { BootstrapService } from './bootstrap/bootstrap.service';
 import { CallsController } from './calls/calls.controller';
@@ -14,6 +15,7 @@ import { LoggingModule } from './logging/logging.module';
 import { MediaStreamGateway } from './media/media-stream.gateway';
 import { MediaStreamService } from './media/media-stream.service';
 import { MediaUpgradeVerifier } from './media/media-upgrade.verifier';
+import { PhoneNumbersController } from './phone-numbers/phone-numbers.controller';
 import { InboundCallService } from './twilio/inbound-call.service';
 import { TwilioSignatureGuard } from './twilio/twilio-signature.guard';
 import { TwilioWebhooksController } from './twilio/twilio-webhooks.controller';
@@ -33,7 +35,7 @@ export class AppModule {
           migrate: config.database.migrateOnStart,
         }),
       ],
-      controllers: [HealthController, CallsController, TwilioWebhooksController],
+      controllers: [HealthController, CallsController, AgentsController, PhoneNumbersController, TwilioWebhooksController],
       providers: [
         { provide: APP_FILTER, useClass: PersistenceErrorFilter },
         ApiKeyGuard,

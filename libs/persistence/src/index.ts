@@ -17,10 +17,23 @@ export { OrganizationRepository } from './repositories/organization.repository';
 export type { OrganizationRecord } from './repositories/organization.repository';
 export { ApiKeyRepository, BOOTSTRAP_API_KEY_NAME, ADMIN_SCOPE } from './repositories/api-key.repository';
 export type { ActiveApiKey, BootstrapKeyResult } from './repositories/api-key.repository';
-export { AgentRepository, AGENT_ENGINES, isAgentEngine } from './repositories/agent.repository';
-export type { AgentEngine, AgentRecord, AgentConfigSnapshot, CreateAgentInput } from './repositories/agent.repository';
-export { PhoneNumberRepository, isE164 } from './repositories/phone-number.repository';
-export type { CallRoute, PhoneNumberRecord, UpsertPhoneNumberInput } from './repositories/phone-number.repository';
+export { AgentRepository, AGENT_ENGINES, AGENT_LIST_MAX_LIMIT, isAgentEngine } from './repositories/agent.repository';
+export type {
+  AgentEngine,
+  AgentPage,
+  AgentRecord,
+  AgentConfigSnapshot,
+  CreateAgentInput,
+  ListAgentsInput,
+} from './repositories/agent.repository';
+export { PhoneNumberRepository, PHONE_NUMBER_LIST_MAX_LIMIT, isE164 } from './repositories/phone-number.repository';
+export type {
+  CallRoute,
+  ListPhoneNumbersInput,
+  PhoneNumberPage,
+  PhoneNumberRecord,
+  UpsertPhoneNumberInput,
+} from './repositories/phone-number.repository';
 export { CallRepository, CALL_LIST_MAX_LIMIT } from './repositories/call.repository';
 export type {
   CreateInboundCallInput,

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { PrismaService } from '../prisma.service';
 import { invalidInput } from '../persistence.errors';
 import { isUuid } from '../uuid';
+import { decodeCallCursor, encodeCallCursor } from './call-cursor';
 import type { InputJsonValue, JsonValue } from './json';
 
 export const AGENT_ENGINES = ['echo', 'pipeline', 'realtime'] as const;
@@ -28,6 +29,20 @@ export interface CreateAgentInput {
   engine: AgentEngine;
   /** Already validated by the caller (the config lib owns the agent config schema). */
   config: InputJsonValue;
+}
+
+export const AGENT_LIST_MAX_LIMIT = 100;
+
+export interface ListAgentsInput {
+  organizationId: string;
+  limit: number;
+  /** Opaque cursor from a previous page's nextCursor. */
+  cursor?: string;
+}
+
+export interface AgentPage {
+  items: AgentRecord[];
+  nextCursor: string | null;
 }
 
 const AGENT_SELECT = {
@@ -80,6 +95,57 @@ export class AgentRepository {
       select: AGENT_SELECT,
     });
     return agent ? toAgentRecord(agent) : null;
+  }
+
+  /**
+   * The organization's live agents, newest first. Keyset pagination on (createdAt, id), the same
+   * cursor shape as calls (so the same opaque encoding serves both).
+   */
+  async list(input: ListAgentsInput): Promise<AgentPage> {
+    const { organizationId, limit } = input;
+    if (!Number.isInteger(limit) || limit < 1 || limit > AGENT_LIST_MAX_LIMIT) {
+      throw invalidInput(`limit must be an integer from 1 to ${AGENT_LIST_MAX_LIMIT}`);
+    }
+    const after = input.cursor ? decodeCallCursor(input.cursor) : null;
+    if (!isUuid(organizationId)) return { items: [], nextCursor: null };
+    const rows = await this.prisma.agent.findMany({
+      where: {
+        organizationId,
+        deletedAt: null,
+        ...(after && {
+          OR: [{ createdAt: { lt: after.createdAt } }, { createdAt: after.createdAt, id: { lt: after.id } }],
+        }),
+      },
+      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+      take: limit + 1,
+      select: AGENT_SELECT,
+    });
+    const page = rows.slice(0, limit);
+    const last = page[page.length - 1];
+    return { items: page.map(toAgentRecord), nextCursor: rows.length > limit && last ? encodeCallCursor(last) : null };
+  }
+
+  /** Renames the organization's agent; null when missing, deleted or another organization's. */
+  async rename(organizationId: string, id: string, name: string): Promise<AgentRecord | null> {
+    if (name.trim().length === 0) throw invalidInput('Agent name must not be empty');
+    if (!isUuid(id) || !isUuid(organizationId)) return null;
+    const renamed = await this.prisma.agent.updateMany({ where: { id, organizationId, deletedAt: null }, data: { name: name.trim() } });
+    return renamed.count === 0 ? null : this.findById(organizationId, id);
+  }
+
+  /**
+   * Soft-deletes the agent (its config versions stay, so past calls remain explainable) and
+   * unbinds its numbers in the same transaction, so no number is left routing to a deleted agent.
+   * False when the agent is missing, already deleted or another organization's.
+   */
+  async softDelete(organizationId: string, id: string): Promise<boolean> {
+    if (!isUuid(id) || !isUuid(organizationId)) return false;
+    return this.prisma.$transaction(async (tx) => {
+      const deleted = await tx.agent.updateMany({ where: { id, organizationId, deletedAt: null }, data: { deletedAt: new Date() } });
+      if (deleted.count === 0) return false;
+      await tx.phoneNumber.updateMany({ where: { agentId: id }, data: { agentId: null } });
+      return true;
+    });
   }
 
   /** The config new calls use, or null when the agent does not exist. */

@@ -1,0 +1,24 @@
+import { NotFoundException } from '@nestjs/common';
+import type { AgentRecord } from '@switchboard/persistence';
+
+/** An agent as listed: without its config, which can be large. */
+export function agentSummary(agent: AgentRecord) {
+  return {
+    id: agent.id,
+    name: agent.name,
+    engine: agent.engine,
+    version: agent.currentVersion,
+    createdAt: agent.createdAt,
+    updatedAt: agent.updatedAt,
+  };
+}
+
+/** An agent with the config of its current version (as stored, or as just validated for storing). */
+export function agentWithConfig(agent: AgentRecord, snapshot: { version: number; config: unknown }) {
+  return { ...agentSummary(agent), version: snapshot.version, config: snapshot.config };
+}
+
+/** Another organization's agent is indistinguishable from a missing one. */
+export function agentNotFound(id: string): NotFoundException {
+  return new NotFoundException({ statusCode: 404, error: 'Not Found', code: 'agent_not_found', message: `No agent ${id}.` });
+}

@@ -1,0 +1,99 @@
+import { isDeepStrictEqual } from 'node:util';
+import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Param, Patch, Post, Query, UseGuards } from '@nestjs/common';
+import { AgentRepository, type InputJsonValue } from '@switchboard/persistence';
+import { ApiKeyGuard, type ApiPrincipal } from '../auth/api-key.guard';
+import { Principal } from '../auth/principal.decorator';
+import { ZodValidationPipe } from '../common/zod-validation.pipe';
+import { validateAgentConfig } from './agent-config-validation';
+import {
+  agentIdParam,
+  configVersionParam,
+  createAgentBody,
+  listAgentsQuery,
+  updateAgentBody,
+  type CreateAgentBody,
+  type ListAgentsQuery,
+  type UpdateAgentBody,
+} from './agent-requests.schema';
+import { agentNotFound, agentSummary, agentWithConfig } from './agent-responses';
+
+/**
+ * Agents of the API key's organization. Every config change is a new, immutable version, so a
+ * recorded call can always be traced to the exact config it ran with.
+ */
+@Controller('v1/agents')
+@UseGuards(ApiKeyGuard)
+export class AgentsController {
+  constructor(private readonly agents: AgentRepository) {}
+
+  @Post()
+  async create(@Principal() principal: ApiPrincipal, @Body(new ZodValidationPipe(createAgentBody)) body: CreateAgentBody) {
+    const config = validateAgentConfig(body.config);
+    const agent = await this.agents.create({
+      organizationId: principal.organizationId,
+      name: body.name,
+      engine: body.engine,
+      config: config as InputJsonValue,
+    });
+    return agentWithConfig(agent, { version: agent.currentVersion, config });
+  }
+
+  @Get()
+  async list(@Principal() principal: ApiPrincipal, @Query(new ZodValidationPipe(listAgentsQuery)) query: ListAgentsQuery) {
+    const page = await this.agents.list({ organizationId: principal.organizationId, limit: query.limit, cursor: query.cursor });
+    return { data: page.items.map(agentSummary), nextCursor: page.nextCursor };
+  }
+
+  @Get(':id')
+  async detail(@Principal() principal: ApiPrincipal, @Param('id', new ZodValidationPipe(agentIdParam)) id: string) {
+    const agent = await this.agents.findById(principal.organizationId, id);
+    if (!agent) throw agentNotFound(id);
+    const snapshot = await this.agents.configVersion(id, agent.currentVersion);
+    if (!snapshot) throw agentNotFound(id);
+    return agentWithConfig(agent, snapshot);
+  }
+
+  @Get(':id/versions/:version')
+  async version(
+    @Principal() principal: ApiPrincipal,
+    @Param('id', new ZodValidationPipe(agentIdParam)) id: string,
+    @Param('version', new ZodValidationPipe(configVersionParam)) version: number,
+  ) {
+    // Ownership first: config versions are keyed by agent only.
+    const agent = await this.agents.findById(principal.organizationId, id);
+    if (!agent) throw agentNotFound(id);
+    const snapshot = await this.agents.configVersion(id, version);
+    if (!snapshot) throw agentNotFound(`${id} version ${version}`);
+    return { agentId: id, version: snapshot.version, config: snapshot.config };
+  }
+
+  @Patch(':id')
+  async update(
+    @Principal() principal: ApiPrincipal,
+    @Param('id', new ZodValidationPipe(agentIdParam)) id: string,
+    @Body(new ZodValidationPipe(updateAgentBody)) body: UpdateAgentBody,
+  ) {
+    const { organizationId } = principal;
+    // Validate before writing anything, so a bad config does not leave a half-applied rename.
+    const config = body.config === undefined ? undefined : validateAgentConfig(body.config);
+    const agent = await this.agents.findById(organizationId, id);
+    if (!agent) throw agentNotFound(id);
+    if (body.name !== undefined && body.name !== agent.name) {
+      if (!(await this.agents.rename(organizationId, id, body.name))) throw agentNotFound(id);
+    }
+    if (config !== undefined) {
+      const current = await this.agents.configVersion(id, agent.currentVersion);
+      // Re-sending the same config (e.g. a client saving a form unchanged) is not a new version.
+      if (!current || !isDeepStrictEqual(current.config, config)) {
+        if (!(await this.agents.updateConfig(organizationId, id, config as InputJsonValue))) throw agentNotFound(id);
+      }
+    }
+    return this.detail(principal, id);
+  }
+
+  @Delete(':id')
+  @HttpCode(HttpStatus.NO_CONTENT)
+  async remove(@Principal() principal: ApiPrincipal, @Param('id', new ZodValidationPipe(agentIdParam)) id: string): Promise<void> {
+    if (!(await this.agents.softDelete(principal.organizationId, id))) throw agentNotFound(id);
+  }
+}

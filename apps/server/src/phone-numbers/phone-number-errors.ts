@@ -1,0 +1,28 @@
+import { BadRequestException, ConflictException, NotFoundException } from '@nestjs/common';
+
+export function phoneNumberNotFound(id: string): NotFoundException {
+  return new NotFoundException({ statusCode: 404, error: 'Not Found', code: 'phone_number_not_found', message: `No phone number ${id}.` });
+}
+
+/**
+ * The agent named in the body does not exist in the organization. A 400, not a 404: the resource
+ * in the URL is fine, the request refers to something that is not there.
+ */
+export function unknownAgent(agentId: string): BadRequestException {
+  return new BadRequestException({
+    statusCode: 400,
+    error: 'Bad Request',
+    code: 'agent_not_found',
+    message: `Agent ${agentId} does not exist in this organization.`,
+  });
+}
+
+/** Numbers are unique per deployment: an incoming call's To number alone picks the organization. */
+export function phoneNumberTaken(e164: string): ConflictException {
+  return new ConflictException({
+    statusCode: 409,
+    error: 'Conflict',
+    code: 'phone_number_taken',
+    message: `${e164} is registered to another organization.`,
+  });
+}

@@ -1,0 +1,22 @@
+import { isE164 } from '@switchboard/persistence';
+import { z } from 'zod';
+
+/** The agent answering the number; null (or omitted on create) leaves it unrouted. */
+const agentReference = z.string().min(1).max(64).nullable();
+
+export const createPhoneNumberBody = z.strictObject({
+  e164: z.string().refine(isE164, { message: 'must be an E.164 number, e.g. +14155550100' }),
+  agentId: agentReference.default(null),
+});
+export type CreatePhoneNumberBody = z.infer<typeof createPhoneNumberBody>;
+
+export const updatePhoneNumberBody = z.strictObject({ agentId: agentReference });
+export type UpdatePhoneNumberBody = z.infer<typeof updatePhoneNumberBody>;
+
+export const listPhoneNumbersQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+  cursor: z.string().min(1).max(512).optional(),
+});
+export type ListPhoneNumbersQuery = z.infer<typeof listPhoneNumbersQuery>;
+
+export const phoneNumberIdParam = z.string().min(1).max(64);

@@ -1,0 +1,199 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { dialAgent } from '../support/conversation-agents';
+import { createRepositories, createTestOrganization, createTestPrisma, uniqueE164 } from '../support/database';
+import { eventually, startTestServer, type TestServer } from '../support/test-server';
+import type { PrismaService } from '../../libs/persistence/src/prisma.service';
+
+describe('agents and phone numbers API (e2e)', () => {
+  let server: TestServer;
+  let prisma: PrismaService;
+  /** An API key of a second organization, which must never see the admin organization's resources. */
+  let otherOrgKey: string;
+
+  beforeAll(async () => {
+    server = await startTestServer();
+    prisma = createTestPrisma(2);
+    const repositories = createRepositories(prisma);
+    const otherOrg = await createTestOrganization(repositories, 'agents-api-other');
+    otherOrgKey = `sk_test_${randomBytes(20).toString('hex')}`;
+    await repositories.apiKeys.upsertBootstrapKey(otherOrg.id, otherOrgKey);
+  });
+  afterAll(async () => {
+    await server?.close();
+    await prisma?.$disconnect();
+  });
+
+  const createAgent = (body: unknown, apiKey?: string) => server.api('/v1/agents', { method: 'POST', body, apiKey });
+
+  it.each(['/v1/agents', '/v1/phone-numbers'])('answers 401 to %s without an API key', async (path) => {
+    const list = await server.api(path, { apiKey: null });
+    expect(list.status).toBe(401);
+    expect(list.body.code).toBe('missing_api_key');
+    const create = await server.api(path, { apiKey: null, method: 'POST', body: {} });
+    expect(create.status).toBe(401);
+  });
+
+  it('creates, reads, lists, versions and soft-deletes an agent', async () => {
+    const created = await createAgent({ name: 'Front desk', engine: 'pipeline', config: { systemPrompt: 'You are Acme.', llm: { temperature: 0.3 } } });
+    expect(created.status).toBe(201);
+    const agent = created.body;
+    expect(agent).toMatchObject({ name: 'Front desk', engine: 'pipeline', version: 1 });
+    // Stored with the defaults filled in, so the version says exactly what calls run with.
+    expect(agent.config).toMatchObject({ systemPrompt: 'You are Acme.', language: 'en', llm: { provider: 'openai', model: 'gpt-4o-mini', temperature: 0.3 }, tools: [] });
+
+    const read = await server.api(`/v1/agents/${agent.id}`);
+    expect(read.status).toBe(200);
+    expect(read.body).toEqual(agent);
+
+    const listed = await server.api('/v1/agents?limit=100');
+    expect(listed.status).toBe(200);
+    expect(listed.body.data).toContainEqual(expect.objectContaining({ id: agent.id, name: 'Front desk', version: 1 }));
+
+    const updated = await server.api(`/v1/agents/${agent.id}`, { method: 'PATCH', body: { name: 'Reception', config: { systemPrompt: 'You are Acme v2.' } } });
+    expect(updated.status).toBe(200);
+    expect(updated.body).toMatchObject({ id: agent.id, name: 'Reception', version: 2, config: { systemPrompt: 'You are Acme v2.' } });
+    // The whole config is replaced, not merged: the old temperature is gone.
+    expect(updated.body.config.llm).not.toHaveProperty('temperature');
+
+    const renamedOnly = await server.api(`/v1/agents/${agent.id}`, { method: 'PATCH', body: { name: 'Reception desk' } });
+    expect(renamedOnly.body).toMatchObject({ name: 'Reception desk', version: 2 });
+    const sameConfig = await server.api(`/v1/agents/${agent.id}`, { method: 'PATCH', body: { config: { systemPrompt: 'You are Acme v2.' } } });
+    expect(sameConfig.body.version).toBe(2);
+
+    const first = await server.api(`/v1/agents/${agent.id}/versions/1`);
+    expect(first.status).toBe(200);
+    expect(first.body).toEqual({ agentId: agent.id, version: 1, config: agent.config });
+    expect((await server.api(`/v1/agents/${agent.id}/versions/3`)).status).toBe(404);
+
+    const deleted = await server.api(`/v1/agents/${agent.id}`, { method: 'DELETE' });
+    expect(deleted.status).toBe(204);
+    expect((await server.api(`/v1/agents/${agent.id}`)).status).toBe(404);
+    expect((await server.api(`/v1/agents/${agent.id}`, { method: 'DELETE' })).status).toBe(404);
+    const afterDelete = await server.api('/v1/agents?limit=100');
+    expect(afterDelete.body.data.map((entry: { id: string }) => entry.id)).not.toContain(agent.id);
+  });
+
+  it('pages through agents with a cursor', async () => {
+    const key = await otherOrgOnlyKey();
+    for (const name of ['a', 'b', 'c']) expect((await createAgent({ name, engine: 'echo' }, key)).status).toBe(201);
+    const first = await server.api('/v1/agents?limit=2', { apiKey: key });
+    expect(first.body.data).toHaveLength(2);
+    expect(first.body.nextCursor).toEqual(expect.any(String));
+    const second = await server.api(`/v1/agents?limit=2&cursor=${first.body.nextCursor}`, { apiKey: key });
+    expect(second.body).toEqual({ data: [expect.any(Object)], nextCursor: null });
+    // Agents created in the same millisecond are ordered by id, so only the union is fixed.
+    const names = [...first.body.data, ...second.body.data].map((agent: { name: string }) => agent.name);
+    expect(names.sort()).toEqual(['a', 'b', 'c']);
+    expect((await server.api('/v1/agents?cursor=bm90LWEtY3Vyc29y', { apiKey: key })).status).toBe(400);
+    expect((await server.api('/v1/agents?limit=101', { apiKey: key })).status).toBe(400);
+  });
+
+  it('answers 400 listing every problem of a bad config, and stores nothing', async () => {
+    const name = `bad-${randomUUID()}`;
+    const response = await createAgent({
+      name,
+      engine: 'pipeline',
+      config: { llm: { temperature: 5 }, tools: [{ type: 'webhook', name: 'lookup', description: 'x', url: 'ftp://nope' }], colour: 'blue' },
+    });
+    expect(response.status).toBe(400);
+    expect(response.body).toMatchObject({ statusCode: 400, error: 'Bad Request', code: 'invalid_agent_config' });
+    const paths = response.body.problems.map((problem: { path: string }) => problem.path);
+    expect(paths).toEqual(expect.arrayContaining(['llm.temperature', 'tools.0.url', 'tools.0.signingSecretEnv']));
+    expect(response.body.problems.length).toBeGreaterThanOrEqual(4);
+    for (const problem of response.body.problems) expect(problem.message).toEqual(expect.any(String));
+    const listed = await server.api('/v1/agents?limit=100');
+    expect(listed.body.data.map((agent: { name: string }) => agent.name)).not.toContain(name);
+
+    const agent = (await createAgent({ name: 'good', engine: 'echo' })).body;
+    const badUpdate = await server.api(`/v1/agents/${agent.id}`, { method: 'PATCH', body: { name: 'renamed', config: { maxDurationS: 0 } } });
+    expect(badUpdate.status).toBe(400);
+    expect(badUpdate.body.problems).toEqual([{ path: 'maxDurationS', message: expect.any(String) }]);
+    // Nothing of the rejected request was applied.
+    expect((await server.api(`/v1/agents/${agent.id}`)).body).toMatchObject({ name: 'good', version: 1 });
+  });
+
+  it('answers 404 for another organization\'s agent everywhere', async () => {
+    const agent = (await createAgent({ name: 'private', engine: 'echo' })).body;
+    const asOther = (path: string, init: { method?: 'GET' | 'PATCH' | 'DELETE'; body?: unknown } = {}) => server.api(path, { ...init, apiKey: otherOrgKey });
+    for (const response of [
+      await asOther(`/v1/agents/${agent.id}`),
+      await asOther(`/v1/agents/${agent.id}/versions/1`),
+      await asOther(`/v1/agents/${agent.id}`, { method: 'PATCH', body: { name: 'stolen' } }),
+      await asOther(`/v1/agents/${agent.id}`, { method: 'DELETE' }),
+    ]) {
+      expect(response.status).toBe(404);
+      expect(response.body.code).toBe('agent_not_found');
+    }
+    const listed = await asOther('/v1/agents?limit=100');
+    expect(listed.body.data.map((entry: { id: string }) => entry.id)).not.toContain(agent.id);
+    // Binding another organization's agent is refused as a bad reference.
+    const bind = await server.api('/v1/phone-numbers', { apiKey: otherOrgKey, method: 'POST', body: { e164: uniqueE164(), agentId: agent.id } });
+    expect(bind.status).toBe(400);
+    expect(bind.body.code).toBe('agent_not_found');
+    // Still intact for its owner.
+    expect((await server.api(`/v1/agents/${agent.id}`)).body).toMatchObject({ name: 'private', version: 1 });
+  });
+
+  it('binds phone numbers, keeps them unique per deployment, and unbinds them when the agent is deleted', async () => {
+    const first = (await createAgent({ name: 'first', engine: 'echo' })).body;
+    const second = (await createAgent({ name: 'second', engine: 'echo' })).body;
+    const e164 = uniqueE164();
+
+    const created = await server.api('/v1/phone-numbers', { method: 'POST', body: { e164, agentId: first.id } });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ e164, agentId: first.id });
+    const numberId = created.body.id;
+
+    const taken = await server.api('/v1/phone-numbers', { apiKey: otherOrgKey, method: 'POST', body: { e164, agentId: null } });
+    expect(taken.status).toBe(409);
+    expect(taken.body.code).toBe('phone_number_taken');
+    expect((await server.api(`/v1/phone-numbers/${numberId}`, { apiKey: otherOrgKey, method: 'PATCH', body: { agentId: null } })).status).toBe(404);
+    expect((await server.api(`/v1/phone-numbers/${numberId}`, { apiKey: otherOrgKey, method: 'DELETE' })).status).toBe(404);
+
+    const notE164 = await server.api('/v1/phone-numbers', { method: 'POST', body: { e164: '555-0100', agentId: null } });
+    expect(notE164.status).toBe(400);
+    expect(notE164.body.details).toEqual([expect.objectContaining({ field: 'e164' })]);
+    const unknown = await server.api(`/v1/phone-numbers/${numberId}`, { method: 'PATCH', body: { agentId: randomUUID() } });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.code).toBe('agent_not_found');
+
+    const rebound = await server.api(`/v1/phone-numbers/${numberId}`, { method: 'PATCH', body: { agentId: second.id } });
+    expect(rebound.status).toBe(200);
+    expect(rebound.body).toMatchObject({ id: numberId, e164, agentId: second.id });
+    const listed = await server.api('/v1/phone-numbers?limit=100');
+    expect(listed.body.data).toContainEqual(expect.objectContaining({ id: numberId, agentId: second.id }));
+    expect((await server.api('/v1/phone-numbers?limit=100', { apiKey: otherOrgKey })).body.data.map((entry: { e164: string }) => entry.e164)).not.toContain(e164);
+
+    expect((await server.api(`/v1/agents/${second.id}`, { method: 'DELETE' })).status).toBe(204);
+    expect((await server.api(`/v1/phone-numbers/${numberId}`)).body.agentId).toBeNull();
+
+    expect((await server.api(`/v1/phone-numbers/${numberId}`, { method: 'DELETE' })).status).toBe(204);
+    expect((await server.api(`/v1/phone-numbers/${numberId}`)).status).toBe(404);
+    // Released numbers can be registered by another organization.
+    expect((await server.api('/v1/phone-numbers', { apiKey: otherOrgKey, method: 'POST', body: { e164, agentId: null } })).status).toBe(201);
+  });
+
+  it('routes a call to a number created through the API to its agent', async () => {
+    const agent = (await createAgent({ name: 'echo line', engine: 'echo' })).body;
+    await server.api(`/v1/agents/${agent.id}`, { method: 'PATCH', body: { config: { firstMessage: null, language: 'de' } } });
+    const e164 = uniqueE164();
+    expect((await server.api('/v1/phone-numbers', { method: 'POST', body: { e164, agentId: agent.id } })).status).toBe(201);
+
+    const { call, callId } = await dialAgent(server, e164);
+    try {
+      const detail = await eventually(() => server.api(`/v1/calls/${callId}`), (response) => response.status === 200);
+      expect(detail.body).toMatchObject({ id: callId, agentId: agent.id, agentConfigVersion: 2 });
+    } finally {
+      await call.hangup();
+    }
+  }, 30_000);
+
+  /** A key of a fresh organization, for assertions about a whole (otherwise empty) list. */
+  async function otherOrgOnlyKey(): Promise<string> {
+    const repositories = createRepositories(prisma);
+    const organization = await createTestOrganization(repositories, 'agents-api-paging');
+    const key = `sk_test_${randomBytes(20).toString('hex')}`;
+    await repositories.apiKeys.upsertBootstrapKey(organization.id, key);
+    return key;
+  }
+});
