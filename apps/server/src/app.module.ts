@@ -4,6 +4,7 @@ import { ConfigModule, type AppConfig } from '@switchboard/config';
 import { DatabaseModule } from '@switchboard/persistence';
 import { AgentEngines } from './agents/agent-engines';
 import { AgentsController } from './agents-api/agents.controller';
+import { ApiKeysController } from './api-keys/api-keys.controller';
 import { ApiKeyGuard } from './auth/api-key.guard';
 import { BootstrapService } from './bootstrap/bootstrap.service';
 import { CallsController } from './calls/calls.controller';
@@ -35,7 +36,7 @@ export class AppModule {
           migrate: config.database.migrateOnStart,
         }),
       ],
-      controllers: [HealthController, CallsController, AgentsController, PhoneNumbersController, TwilioWebhooksController],
+      controllers: [HealthController, CallsController, AgentsController, PhoneNumbersController, ApiKeysController, TwilioWebhooksController],
       providers: [
         { provide: APP_FILTER, useClass: PersistenceErrorFilter },
         ApiKeyGuard,

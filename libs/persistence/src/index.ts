@@ -15,8 +15,8 @@ export { isUuid } from './uuid';
 
 export { OrganizationRepository } from './repositories/organization.repository';
 export type { OrganizationRecord } from './repositories/organization.repository';
-export { ApiKeyRepository, BOOTSTRAP_API_KEY_NAME, ADMIN_SCOPE } from './repositories/api-key.repository';
-export type { ActiveApiKey, BootstrapKeyResult } from './repositories/api-key.repository';
+export { ApiKeyRepository, BOOTSTRAP_API_KEY_NAME, ADMIN_SCOPE, READ_SCOPE, API_KEY_SCOPES } from './repositories/api-key.repository';
+export type { ActiveApiKey, ApiKeyRecord, ApiKeyScope, BootstrapKeyResult, CreateApiKeyInput } from './repositories/api-key.repository';
 export { AgentRepository, AGENT_ENGINES, AGENT_LIST_MAX_LIMIT, isAgentEngine } from './repositories/agent.repository';
 export type {
   AgentEngine,

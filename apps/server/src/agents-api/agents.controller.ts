@@ -3,6 +3,7 @@ import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Param, Patch, Post
 import { AgentRepository, type InputJsonValue } from '@switchboard/persistence';
 import { ApiKeyGuard, type ApiPrincipal } from '../auth/api-key.guard';
 import { Principal } from '../auth/principal.decorator';
+import { RequireScope } from '../auth/require-scope.decorator';
 import { ZodValidationPipe } from '../common/zod-validation.pipe';
 import { validateAgentConfig } from './agent-config-validation';
 import {
@@ -27,6 +28,7 @@ export class AgentsController {
   constructor(private readonly agents: AgentRepository) {}
 
   @Post()
+  @RequireScope('admin')
   async create(@Principal() principal: ApiPrincipal, @Body(new ZodValidationPipe(createAgentBody)) body: CreateAgentBody) {
     const config = validateAgentConfig(body.config);
     const agent = await this.agents.create({
@@ -68,6 +70,7 @@ export class AgentsController {
   }
 
   @Patch(':id')
+  @RequireScope('admin')
   async update(
     @Principal() principal: ApiPrincipal,
     @Param('id', new ZodValidationPipe(agentIdParam)) id: string,
@@ -92,6 +95,7 @@ export class AgentsController {
   }
 
   @Delete(':id')
+  @RequireScope('admin')
   @HttpCode(HttpStatus.NO_CONTENT)
   async remove(@Principal() principal: ApiPrincipal, @Param('id', new ZodValidationPipe(agentIdParam)) id: string): Promise<void> {
     if (!(await this.agents.softDelete(principal.organizationId, id))) throw agentNotFound(id);

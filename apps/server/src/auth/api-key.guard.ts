@@ -1,6 +1,9 @@
 import { CanActivate, ExecutionContext, Injectable, UnauthorizedException } from '@nestjs/common';
-import { ApiKeyRepository } from '@switchboard/persistence';
+import { Reflector } from '@nestjs/core';
+import { ApiKeyRepository, type ApiKeyScope } from '@switchboard/persistence';
 import type { Request } from 'express';
+import { REQUIRED_SCOPE_METADATA } from './require-scope.decorator';
+import { defaultScopeFor, hasScope, insufficientScope } from './scopes';
 
 /** What a valid API key proves about the caller; attached to the request by ApiKeyGuard. */
 export interface ApiPrincipal {
@@ -11,18 +14,22 @@ export interface ApiPrincipal {
 
 export type AuthenticatedRequest = Request & { principal: ApiPrincipal };
 
-/**
- * Every admin route needs `Authorization: Bearer <key>`. Keys are looked up by hash, so the raw key
- * is never stored or logged; a missing, unknown or revoked key is the same 401.
- */
 /** How precise an API key's last-used time is kept. */
 const LAST_USED_RESOLUTION_MS = 60_000;
 
+/**
+ * Every admin route needs `Authorization: Bearer <key>`. Keys are looked up by hash, so the raw key
+ * is never stored or logged; a missing, unknown or revoked key is the same 401. A known key must
+ * then hold the route's scope (see RequireScope), else 403 insufficient_scope.
+ */
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
   private readonly lastRecordedAt = new Map<string, number>();
 
-  constructor(private readonly apiKeys: ApiKeyRepository) {}
+  constructor(
+    private readonly apiKeys: ApiKeyRepository,
+    private readonly reflector: Reflector,
+  ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
@@ -31,8 +38,19 @@ export class ApiKeyGuard implements CanActivate {
     const key = await this.apiKeys.findActiveByRawKey(rawKey);
     if (!key) throw unauthorized('invalid_api_key', 'The API key is unknown or revoked.');
     request.principal = { apiKeyId: key.id, organizationId: key.organizationId, scopes: key.scopes };
+    // A key that authenticated was used, even if this request then lacks the scope.
     await this.recordUse(key.id);
+    const required = this.requiredScope(context, request.method);
+    if (!hasScope(key.scopes, required)) throw insufficientScope(required);
     return true;
+  }
+
+  private requiredScope(context: ExecutionContext, method: string): ApiKeyScope {
+    const declared = this.reflector.getAllAndOverride<ApiKeyScope | undefined>(REQUIRED_SCOPE_METADATA, [
+      context.getHandler(),
+      context.getClass(),
+    ]);
+    return declared ?? defaultScopeFor(method);
   }
 
   /**

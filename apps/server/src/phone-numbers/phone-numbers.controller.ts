@@ -2,6 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Param, Patch, Post
 import { AgentRepository, PersistenceError, PhoneNumberRepository } from '@switchboard/persistence';
 import { ApiKeyGuard, type ApiPrincipal } from '../auth/api-key.guard';
 import { Principal } from '../auth/principal.decorator';
+import { RequireScope } from '../auth/require-scope.decorator';
 import { ZodValidationPipe } from '../common/zod-validation.pipe';
 import { phoneNumberNotFound, phoneNumberTaken, unknownAgent } from './phone-number-errors';
 import {
@@ -25,6 +26,7 @@ export class PhoneNumbersController {
 
   /** Registers a number; posting a number the organization already has re-points it (idempotent). */
   @Post()
+  @RequireScope('admin')
   async create(@Principal() principal: ApiPrincipal, @Body(new ZodValidationPipe(createPhoneNumberBody)) body: CreatePhoneNumberBody) {
     const { organizationId } = principal;
     await this.assertAgentExists(organizationId, body.agentId);
@@ -50,6 +52,7 @@ export class PhoneNumbersController {
   }
 
   @Patch(':id')
+  @RequireScope('admin')
   async update(
     @Principal() principal: ApiPrincipal,
     @Param('id', new ZodValidationPipe(phoneNumberIdParam)) id: string,
@@ -65,6 +68,7 @@ export class PhoneNumbersController {
   }
 
   @Delete(':id')
+  @RequireScope('admin')
   @HttpCode(HttpStatus.NO_CONTENT)
   async remove(@Principal() principal: ApiPrincipal, @Param('id', new ZodValidationPipe(phoneNumberIdParam)) id: string): Promise<void> {
     if (!(await this.phoneNumbers.delete(principal.organizationId, id))) throw phoneNumberNotFound(id);

@@ -7,6 +7,10 @@ import { isUuid } from '../uuid';
 
 export const BOOTSTRAP_API_KEY_NAME = 'bootstrap-admin';
 export const ADMIN_SCOPE = 'admin';
+export const READ_SCOPE = 'read';
+/** Every scope a key can hold. `admin` includes everything `read` allows. */
+export const API_KEY_SCOPES = [ADMIN_SCOPE, READ_SCOPE] as const;
+export type ApiKeyScope = (typeof API_KEY_SCOPES)[number];
 
 /** lastUsedAt is advisory; writing it at most once a minute per key keeps auth read-only. */
 const LAST_USED_WRITE_INTERVAL_MS = 60_000;
@@ -16,6 +20,37 @@ export interface ActiveApiKey {
   organizationId: string;
   scopes: string[];
 }
+
+/** What listings show of a key: never the raw key, never its hash. */
+export interface ApiKeyRecord {
+  id: string;
+  name: string;
+  prefix: string;
+  scopes: string[];
+  createdAt: Date;
+  lastUsedAt: Date | null;
+  revokedAt: Date | null;
+}
+
+export interface CreateApiKeyInput {
+  organizationId: string;
+  name: string;
+  /** The freshly generated secret; only its sha256 is stored. */
+  rawKey: string;
+  /** Leading characters of rawKey kept for display; must be a short prefix of it. */
+  prefix: string;
+  scopes: ApiKeyScope[];
+}
+
+const PUBLIC_KEY_FIELDS = {
+  id: true,
+  name: true,
+  prefix: true,
+  scopes: true,
+  createdAt: true,
+  lastUsedAt: true,
+  revokedAt: true,
+} as const;
 
 export interface BootstrapKeyResult {
   id: string;
@@ -71,6 +106,52 @@ export class ApiKeyRepository {
         },
       });
       return { id: created.id, created: true, revoked: false };
+    });
+  }
+
+  /** Stores a new key of the organization (hashed) and returns what may be shown of it. */
+  async create(input: CreateApiKeyInput): Promise<ApiKeyRecord> {
+    if (!isUuid(input.organizationId)) throw invalidInput(`Invalid organization id: ${input.organizationId}`);
+    if (input.rawKey.length === 0) throw invalidInput('An API key must not be empty');
+    // Guards against a caller storing (and later listing) the whole secret as its "prefix".
+    if (!input.rawKey.startsWith(input.prefix) || input.prefix.length * 2 > input.rawKey.length) {
+      throw invalidInput('An API key prefix must be a short leading part of the key');
+    }
+    if (input.scopes.length === 0) throw invalidInput('An API key needs at least one scope');
+    return this.prisma.apiKey.create({
+      data: {
+        organizationId: input.organizationId,
+        name: input.name,
+        keyHash: hashSecret(input.rawKey),
+        prefix: input.prefix,
+        scopes: [...new Set(input.scopes)],
+      },
+      select: PUBLIC_KEY_FIELDS,
+    });
+  }
+
+  /** All keys of the organization, revoked ones included (so an operator sees what was retired), oldest first. */
+  async list(organizationId: string): Promise<ApiKeyRecord[]> {
+    if (!isUuid(organizationId)) return [];
+    return this.prisma.apiKey.findMany({
+      where: { organizationId },
+      orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+      select: PUBLIC_KEY_FIELDS,
+    });
+  }
+
+  /**
+   * Revokes a key of the organization. False when no such key exists in that organization, so
+   * another organization's key id is indistinguishable from an unknown one. Revoking an already
+   * revoked key keeps its original revokedAt and still counts as found.
+   */
+  async revoke(organizationId: string, id: string, now = new Date()): Promise<boolean> {
+    if (!isUuid(organizationId) || !isUuid(id)) return false;
+    return this.prisma.$transaction(async (tx) => {
+      const key = await tx.apiKey.findFirst({ where: { id, organizationId }, select: { revokedAt: true } });
+      if (!key) return false;
+      if (key.revokedAt === null) await tx.apiKey.update({ where: { id }, data: { revokedAt: now } });
+      return true;
     });
   }
 
