@@ -1,14 +1,39 @@
 import { Controller, Get, NotFoundException, Param, Query, UseGuards } from '@nestjs/common';
-import { CallRepository } from '@switchboard/persistence';
+import { CallRepository, TWILIO_CALL_STATUSES } from '@switchboard/persistence';
 import { z } from 'zod';
 import { ApiKeyGuard, type ApiPrincipal } from '../auth/api-key.guard';
 import { Principal } from '../auth/principal.decorator';
 import { ZodValidationPipe } from '../common/zod-validation.pipe';
 
-const listCallsQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(100).default(20),
-  cursor: z.string().min(1).max(512).optional(),
-});
+/** ISO 8601 with a time zone: a bare local time would mean a different instant per server. */
+const isoTimestamp = z.iso.datetime({ offset: true }).transform((value) => new Date(value));
+
+/**
+ * GET /v1/calls query. Filters combine (AND) and narrow the list without changing its order.
+ * A `cursor` is only valid with the same filters as the request that returned it: it marks a
+ * position in the full newest-first order, not in the filtered list.
+ */
+const listCallsQuery = z
+  .object({
+    limit: z.coerce.number().int().min(1).max(100).default(20),
+    cursor: z.string().min(1).max(512).optional(),
+    agentId: z.guid().optional(),
+    /** One status or a comma-separated list (`status=completed,failed`): any of them matches. */
+    status: z
+      .string()
+      .transform((value) => value.split(',').map((part) => part.trim()))
+      .pipe(z.array(z.enum(TWILIO_CALL_STATUSES)).min(1))
+      .optional(),
+    direction: z.enum(['inbound', 'outbound']).optional(),
+    /** startedAt >= from. */
+    from: isoTimestamp.optional(),
+    /** startedAt < to, so back-to-back ranges never share a call. */
+    to: isoTimestamp.optional(),
+  })
+  .refine((query) => !(query.from && query.to) || query.from.getTime() < query.to.getTime(), {
+    path: ['to'],
+    message: 'to must be after from',
+  });
 
 const callIdParam = z.string().min(1).max(64);
 
@@ -23,7 +48,18 @@ export class CallsController {
     @Principal() principal: ApiPrincipal,
     @Query(new ZodValidationPipe(listCallsQuery)) query: z.infer<typeof listCallsQuery>,
   ) {
-    const page = await this.calls.list({ organizationId: principal.organizationId, limit: query.limit, cursor: query.cursor });
+    const page = await this.calls.list({
+      organizationId: principal.organizationId,
+      limit: query.limit,
+      cursor: query.cursor,
+      filters: {
+        agentId: query.agentId,
+        statuses: query.status,
+        direction: query.direction,
+        startedFrom: query.from,
+        startedBefore: query.to,
+      },
+    });
     return { data: page.items, nextCursor: page.nextCursor ?? null };
   }
 

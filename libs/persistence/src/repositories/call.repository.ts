@@ -5,6 +5,7 @@ import { isUniqueViolation } from '../database-errors';
 import { invalidInput, PersistenceError } from '../persistence.errors';
 import { isUuid } from '../uuid';
 import { decodeCallCursor, encodeCallCursor } from './call-cursor';
+import { callListFilterWhere, type CallListFilters } from './call-list-filters';
 import {
   CallDetail,
   CallPage,
@@ -84,7 +85,9 @@ export interface StatusCallbackInput {
 export interface ListCallsInput {
   organizationId: string;
   limit: number;
+  /** Only valid together with the same `filters` as the page that returned it (see CallListFilters). */
   cursor?: string | null;
+  filters?: CallListFilters;
 }
 
 @Injectable()
@@ -280,17 +283,23 @@ export class CallRepository {
     return updated === 1;
   }
 
-  /** One page of the organization's calls, newest first (keyset pagination). */
+  /**
+   * One page of the organization's calls, newest first (keyset pagination on createdAt, id),
+   * optionally narrowed by filters. Filters narrow the rows; they never change the order, so a
+   * filtered list pages exactly like an unfiltered one.
+   */
   async list(input: ListCallsInput): Promise<CallPage> {
     const { organizationId, limit } = input;
     if (!Number.isInteger(limit) || limit < 1 || limit > CALL_LIST_MAX_LIMIT) {
       throw invalidInput(`limit must be an integer from 1 to ${CALL_LIST_MAX_LIMIT}`);
     }
     const after = input.cursor ? decodeCallCursor(input.cursor) : null;
+    const filterWhere = callListFilterWhere(input.filters);
     if (!isUuid(organizationId)) return { items: [], nextCursor: null };
     const rows = await this.prisma.call.findMany({
       where: {
         organizationId,
+        ...filterWhere,
         ...(after && {
           OR: [{ createdAt: { lt: after.createdAt } }, { createdAt: after.createdAt, id: { lt: after.id } }],
         }),
