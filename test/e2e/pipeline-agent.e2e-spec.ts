@@ -1,9 +1,8 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { sineTone } from '@switchboard/audio';
 import { FakeOpenAiServer, FakeTwilioRestServer, type FakeChatReply, type RecordedRequest } from '@switchboard/testing';
 import { bindAgent, dialAgent, framesReceived, speechFixture } from '../support/conversation-agents';
+import { FakeBusinessEndpoint } from '@switchboard/conversation/tools/business-endpoint.test-support';
+import { toolSignatureIsValid } from '../support/tool-signature';
 import { eventually, startTestServer, type TestServer } from '../support/test-server';
 
 /**
@@ -24,42 +23,6 @@ function speechFor(text: string): Int16Array {
   return sineTone({ frequencyHz: 440, sampleRate: 24_000, durationMs: Math.max(200, text.length * 30), amplitudeDbfs: -12 });
 }
 
-interface BusinessRequest {
-  headers: IncomingHttpHeaders;
-  body: string;
-}
-
-async function startBusinessServer(handler: (request: BusinessRequest) => { status: number; body: unknown; delayMs?: number }): Promise<{ url: string; requests: BusinessRequest[]; close(): Promise<void> }> {
-  const requests: BusinessRequest[] = [];
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const request = { headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
-      requests.push(request);
-      const answer = handler(request);
-      setTimeout(() => {
-        res.writeHead(answer.status, { 'content-type': 'application/json' });
-        res.end(JSON.stringify(answer.body));
-      }, answer.delayMs ?? 0);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}/tools/lookup`, requests, close: () => new Promise((resolve) => server.close(() => resolve())) };
-}
-
-/** The test's own check of the tool signature: HMAC-SHA256 over `${timestamp}.${body}`, base64, `v1,` prefix. */
-function signatureIsValid(request: BusinessRequest): boolean {
-  const timestamp = String(request.headers['webhook-timestamp']);
-  const header = String(request.headers['webhook-signature']);
-  const expected = createHmac('sha256', TOOL_SECRET).update(`${timestamp}.${request.body}`).digest('base64');
-  return header.split(' ').some((candidate) => {
-    const value = candidate.replace(/^v1,/, '');
-    return value.length === expected.length && timingSafeEqual(Buffer.from(value), Buffer.from(expected));
-  });
-}
-
 function lastUserMessage(request: RecordedRequest): string {
   const messages = (request.json as { messages: { role: string; content: string | null }[] }).messages;
   return [...messages].reverse().find((message) => message.role === 'user')?.content ?? '';
@@ -73,7 +36,7 @@ describe('pipeline agent over a simulated Twilio call (e2e)', () => {
   let server: TestServer;
   let openai: FakeOpenAiServer;
   let twilioRest: FakeTwilioRestServer;
-  let business: Awaited<ReturnType<typeof startBusinessServer>>;
+  let business: FakeBusinessEndpoint;
   /** What the fake recogniser hears next, and how the fake model answers; each test sets them. */
   let transcript = 'hello';
   let chat: (request: RecordedRequest) => FakeChatReply = () => ({ text: ['Hello.'] });
@@ -94,10 +57,11 @@ describe('pipeline agent over a simulated Twilio call (e2e)', () => {
       speech: (request) => ({ pcm: speechFor(String((request.json as { input: string }).input)), chunkBytes: [4800] }),
     });
     twilioRest = await FakeTwilioRestServer.start({ acceptUnknownCalls: true });
-    business = await startBusinessServer((request) => {
-      const { arguments: args } = JSON.parse(request.body) as { arguments: { orderId: string } };
-      return { status: 200, body: { orderId: args.orderId, status: 'shipped', eta: 'tomorrow' }, delayMs: 1300 };
-    });
+    business = await FakeBusinessEndpoint.start();
+    business.reply = (request) => {
+      const { arguments: args } = JSON.parse(request.bodyText) as { arguments: { orderId: string } };
+      return { status: 200, body: JSON.stringify({ orderId: args.orderId, status: 'shipped', eta: 'tomorrow' }), contentType: 'application/json', delayMs: 1300 };
+    };
     server = await startTestServer({
       TWILIO_ACCOUNT_SID: twilioRest.accountSid,
       TWILIO_AUTH_TOKEN: twilioRest.authToken,
@@ -175,22 +139,22 @@ describe('pipeline agent over a simulated Twilio call (e2e)', () => {
             name: 'lookup_order',
             description: 'Looks up an order by its number.',
             parameters: { type: 'object', properties: { orderId: { type: 'string', pattern: '^[0-9]+$' } }, required: ['orderId'], additionalProperties: false },
-            url: business.url,
+            url: business.url('/tools/lookup'),
             signingSecretEnv: SECRET_ENV,
             fillerMessage: 'Let me look that up.',
           },
         ],
       },
     });
-    const businessBefore = business.requests.length;
+    const businessBefore = business.received.length;
     const { call, callId } = await dialAgent(server, number, '+15550104567');
     await call.streamAudio(speechFixture('order-status'), { trailingSilenceMs: 200 });
     const detail = await eventually(() => detailOf(callId), (body) => body.transcript?.some((turn: { text: string }) => turn.text.includes('arrives tomorrow')), 20_000);
     await call.hangup();
 
-    const request = business.requests[businessBefore]!;
-    expect(signatureIsValid(request)).toBe(true);
-    expect(JSON.parse(request.body)).toMatchObject({ tool: 'lookup_order', arguments: { orderId: '4567' }, call: { id: callId, agentId, callerNumber: '+15550104567' } });
+    const request = business.received[businessBefore]!;
+    expect(toolSignatureIsValid(TOOL_SECRET, request.headers, request.bodyText)).toBe(true);
+    expect(JSON.parse(request.bodyText)).toMatchObject({ tool: 'lookup_order', arguments: { orderId: '4567' }, call: { id: callId, agentId, callerNumber: '+15550104567' } });
     expect(detail.toolInvocations).toEqual([
       expect.objectContaining({ toolCallId: 'call_lookup_1', name: 'lookup_order', arguments: { orderId: '4567' }, result: { orderId: '4567', status: 'shipped', eta: 'tomorrow' }, error: null }),
     ]);

@@ -1,6 +1,3 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import {
   FakeRealtimeServer,
   FakeTwilioRestServer,
@@ -11,6 +8,8 @@ import {
   type SimulatedTwilioCall,
 } from '@switchboard/testing';
 import { bindAgent, dialAgent, speechFixture } from '../support/conversation-agents';
+import { FakeBusinessEndpoint } from '@switchboard/conversation/tools/business-endpoint.test-support';
+import { toolSignatureIsValid } from '../support/tool-signature';
 import { eventually, startTestServer, type TestServer } from '../support/test-server';
 
 /**
@@ -31,42 +30,6 @@ const API_KEY_ENV = 'SWITCHBOARD_SECRET_E2E_REALTIME';
 const FAKE_API_KEY = 'sk-fake-realtime-e2e';
 /** 100 ms of 8 kHz mu-law: model audio chunks of this size are whole 20 ms frames, so nothing is padded. */
 const CHUNK_BYTES = 800;
-
-interface BusinessRequest {
-  headers: IncomingHttpHeaders;
-  body: string;
-}
-
-async function startBusinessServer(handler: (request: BusinessRequest) => { status: number; body: unknown; delayMs?: number }): Promise<{ url: string; requests: BusinessRequest[]; close(): Promise<void> }> {
-  const requests: BusinessRequest[] = [];
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const request = { headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
-      requests.push(request);
-      const answer = handler(request);
-      setTimeout(() => {
-        res.writeHead(answer.status, { 'content-type': 'application/json' });
-        res.end(JSON.stringify(answer.body));
-      }, answer.delayMs ?? 0);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}/tools/lookup`, requests, close: () => new Promise((resolve) => server.close(() => resolve())) };
-}
-
-/** The test's own check of the tool signature: HMAC-SHA256 over `${timestamp}.${body}`, base64, `v1,` prefix. */
-function signatureIsValid(request: BusinessRequest): boolean {
-  const timestamp = String(request.headers['webhook-timestamp']);
-  const header = String(request.headers['webhook-signature']);
-  const expected = createHmac('sha256', TOOL_SECRET).update(`${timestamp}.${request.body}`).digest('base64');
-  return header.split(' ').some((candidate) => {
-    const value = candidate.replace(/^v1,/, '');
-    return value.length === expected.length && timingSafeEqual(Buffer.from(value), Buffer.from(expected));
-  });
-}
 
 function concat(chunks: readonly Uint8Array[]): Buffer {
   return Buffer.concat(chunks.map((chunk) => Buffer.from(chunk)));
@@ -116,7 +79,7 @@ describe('realtime agent over a simulated Twilio call (e2e)', () => {
   let server: TestServer;
   let model: FakeRealtimeServer;
   let twilioRest: FakeTwilioRestServer;
-  let business: Awaited<ReturnType<typeof startBusinessServer>>;
+  let business: FakeBusinessEndpoint;
 
   const realtime = () => ({ url: model.baseUrl, model: 'gpt-realtime-e2e', apiKeyEnv: API_KEY_ENV, voice: 'marin', turnDetection: 'server_vad' });
 
@@ -126,10 +89,11 @@ describe('realtime agent over a simulated Twilio call (e2e)', () => {
     model = new FakeRealtimeServer({ apiKey: FAKE_API_KEY });
     await model.start();
     twilioRest = await FakeTwilioRestServer.start({ acceptUnknownCalls: true });
-    business = await startBusinessServer((request) => {
-      const { arguments: args } = JSON.parse(request.body) as { arguments: { orderId: string } };
-      return { status: 200, body: { orderId: args.orderId, status: 'shipped', eta: 'tomorrow' }, delayMs: 300 };
-    });
+    business = await FakeBusinessEndpoint.start();
+    business.reply = (request) => {
+      const { arguments: args } = JSON.parse(request.bodyText) as { arguments: { orderId: string } };
+      return { status: 200, body: JSON.stringify({ orderId: args.orderId, status: 'shipped', eta: 'tomorrow' }), contentType: 'application/json', delayMs: 300 };
+    };
     server = await startTestServer({
       TWILIO_ACCOUNT_SID: twilioRest.accountSid,
       TWILIO_AUTH_TOKEN: twilioRest.authToken,
@@ -350,13 +314,13 @@ describe('realtime agent over a simulated Twilio call (e2e)', () => {
             name: 'lookup_order',
             description: 'Looks up an order by its number.',
             parameters: { type: 'object', properties: { orderId: { type: 'string', pattern: '^[0-9]+$' } }, required: ['orderId'], additionalProperties: false },
-            url: business.url,
+            url: business.url('/tools/lookup'),
             signingSecretEnv: SECRET_ENV,
           },
         ],
       },
     });
-    const businessBefore = business.requests.length;
+    const businessBefore = business.received.length;
     const { call, callId, connection } = await dialRealtime(number, { from: '+15550104567' });
     // After the tool result the model answers with this.
     connection.responseQueue.push({ audioChunks: modelAudio(5, 7), transcript: answer });
@@ -367,9 +331,9 @@ describe('realtime agent over a simulated Twilio call (e2e)', () => {
     await call.hangup();
 
     expect(connection.session.tools).toEqual([expect.objectContaining({ type: 'function', name: 'lookup_order', parameters: expect.objectContaining({ required: ['orderId'] }) })]);
-    const request = business.requests[businessBefore]!;
-    expect(signatureIsValid(request)).toBe(true);
-    expect(JSON.parse(request.body)).toMatchObject({ tool: 'lookup_order', arguments: { orderId: '4567' }, call: { id: callId, agentId, callerNumber: '+15550104567' } });
+    const request = business.received[businessBefore]!;
+    expect(toolSignatureIsValid(TOOL_SECRET, request.headers, request.bodyText)).toBe(true);
+    expect(JSON.parse(request.bodyText)).toMatchObject({ tool: 'lookup_order', arguments: { orderId: '4567' }, call: { id: callId, agentId, callerNumber: '+15550104567' } });
     expect(output.item.call_id).toBe('call_lookup_1');
     expect(JSON.parse(output.item.output)).toEqual({ result: { orderId: '4567', status: 'shipped', eta: 'tomorrow' } });
     // The model is asked to go on only once it has the result.

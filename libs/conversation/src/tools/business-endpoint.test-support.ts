@@ -10,7 +10,8 @@ export interface ReceivedRequest {
 }
 
 export type BusinessReply =
-  | { status: number; body: string; contentType?: string; headers?: Record<string, string> }
+  /** `delayMs`: answer after this long (a slow business). */
+  | { status: number; body: string; contentType?: string; headers?: Record<string, string>; delayMs?: number }
   /** Hold the request open without answering (until close()). */
   | 'never';
 
@@ -41,8 +42,10 @@ export class FakeBusinessEndpoint {
         this.received.push(request);
         const reply = this.reply(request);
         if (reply === 'never') return;
-        res.writeHead(reply.status, { 'content-type': reply.contentType ?? 'text/plain', ...reply.headers });
-        res.end(reply.body);
+        setTimeout(() => {
+          res.writeHead(reply.status, { 'content-type': reply.contentType ?? 'text/plain', ...reply.headers });
+          res.end(reply.body);
+        }, reply.delayMs ?? 0);
       });
     });
   }
