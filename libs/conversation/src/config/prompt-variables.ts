@@ -26,3 +26,8 @@ function lookup(name: string, variables: PromptVariables): string | undefined {
   }
   return undefined;
 }
+
+/** The variables a call's prompts can use, from what the edge knows of the call. */
+export function promptVariablesOf(call: { callerNumber: string; calledNumber: string; callId: string; streamParameters: Record<string, string> }): PromptVariables {
+  return { callerNumber: call.callerNumber, calledNumber: call.calledNumber, callId: call.callId, params: call.streamParameters };
+}

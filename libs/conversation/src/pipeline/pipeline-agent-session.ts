@@ -6,7 +6,7 @@ import type { VadFrame, VadStream } from '@switchboard/inference/vad';
 import type { AgentAudioOutput, AgentCallContext, AgentSession } from '../agent/agent-session';
 import { CallClock } from '../call/call-clock';
 import type { AgentConfig } from '../config/agent-config.schema';
-import { renderPromptTemplate, type PromptVariables } from '../config/prompt-variables';
+import { promptVariablesOf, renderPromptTemplate, type PromptVariables } from '../config/prompt-variables';
 import type { TranscriptSource } from '../records/conversation-records';
 import { TranscriptLog } from '../records/transcript-log';
 import type { ToolAction, ToolRunner } from '../tools/tool-contracts';
@@ -88,7 +88,7 @@ export class PipelineAgentSession implements AgentSession {
   ) {
     this.clock = new CallClock(context.callStartedAt);
     this.log = new TranscriptLog(context.recorder);
-    this.variables = { callerNumber: context.callerNumber, calledNumber: context.calledNumber, callId: context.callId, params: context.streamParameters };
+    this.variables = promptVariablesOf(context);
     this.history = new ConversationHistory(renderPromptTemplate(config.systemPrompt, this.variables));
     const threshold = config.turn.threshold;
     this.interruptions = new InterruptionDetector(

@@ -11,7 +11,7 @@ import type { VadStream } from '@switchboard/inference/vad';
 import type { AgentAudioOutput, AgentCallContext, AgentSession } from '../agent/agent-session';
 import { CallClock } from '../call/call-clock';
 import type { AgentConfig } from '../config/agent-config.schema';
-import { renderPromptTemplate, type PromptVariables } from '../config/prompt-variables';
+import { promptVariablesOf, renderPromptTemplate, type PromptVariables } from '../config/prompt-variables';
 import { describeDtmfInput, DtmfCollector } from '../pipeline/dtmf-collector';
 import type { TranscriptSource } from '../records/conversation-records';
 import type { ToolAction, ToolRunner } from '../tools/tool-contracts';
@@ -86,7 +86,7 @@ export class RealtimeAgentSession implements AgentSession {
     deps: RealtimeSessionDeps,
   ) {
     this.clock = new CallClock(context.callStartedAt);
-    this.variables = { callerNumber: context.callerNumber, calledNumber: context.calledNumber, callId: context.callId, params: context.streamParameters };
+    this.variables = promptVariablesOf(context);
     this.instructions = renderPromptTemplate(this.config.systemPrompt, this.variables);
     this.tools = deps.tools;
     this.dtmf = new DtmfCollector({ onInput: (digits) => this.onDtmfInput(digits) });
