@@ -1,6 +1,6 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { dialAgent } from '../support/conversation-agents';
-import { createRepositories, createTestOrganization, createTestPrisma, uniqueE164 } from '../support/database';
+import { createOtherOrganizationKey, createRepositories, createTestPrisma, uniqueE164 } from '../support/database';
 import { eventually, startTestServer, type TestServer } from '../support/test-server';
 import type { PrismaService } from '../../libs/persistence/src/prisma.service';
 
@@ -14,9 +14,7 @@ describe('agents and phone numbers API (e2e)', () => {
     server = await startTestServer();
     prisma = createTestPrisma(2);
     const repositories = createRepositories(prisma);
-    const otherOrg = await createTestOrganization(repositories, 'agents-api-other');
-    otherOrgKey = `sk_test_${randomBytes(20).toString('hex')}`;
-    await repositories.apiKeys.upsertBootstrapKey(otherOrg.id, otherOrgKey);
+    otherOrgKey = await createOtherOrganizationKey(repositories, 'agents-api-other');
   });
   afterAll(async () => {
     await server?.close();
@@ -190,10 +188,6 @@ describe('agents and phone numbers API (e2e)', () => {
 
   /** A key of a fresh organization, for assertions about a whole (otherwise empty) list. */
   async function otherOrgOnlyKey(): Promise<string> {
-    const repositories = createRepositories(prisma);
-    const organization = await createTestOrganization(repositories, 'agents-api-paging');
-    const key = `sk_test_${randomBytes(20).toString('hex')}`;
-    await repositories.apiKeys.upsertBootstrapKey(organization.id, key);
-    return key;
+    return createOtherOrganizationKey(createRepositories(prisma), 'agents-api-paging');
   }
 });

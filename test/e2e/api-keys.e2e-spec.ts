@@ -1,6 +1,6 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { hashSecret } from '@switchboard/persistence';
-import { createRepositories, createTestOrganization, createTestPrisma } from '../support/database';
+import { createOtherOrganizationKey, createRepositories, createTestPrisma } from '../support/database';
 import { startTestServer, type TestServer } from '../support/test-server';
 import type { PrismaService } from '../../libs/persistence/src/prisma.service';
 
@@ -14,9 +14,7 @@ describe('API keys API (e2e)', () => {
     server = await startTestServer();
     prisma = createTestPrisma(2);
     const repositories = createRepositories(prisma);
-    const otherOrg = await createTestOrganization(repositories, 'api-keys-other');
-    otherOrgKey = `sk_test_${randomBytes(20).toString('hex')}`;
-    await repositories.apiKeys.upsertBootstrapKey(otherOrg.id, otherOrgKey);
+    otherOrgKey = await createOtherOrganizationKey(repositories, 'api-keys-other');
   });
   afterAll(async () => {
     await server?.close();

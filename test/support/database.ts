@@ -116,3 +116,14 @@ async function onServer(serverUrl: string, sql: string): Promise<void> {
     await client.end();
   }
 }
+
+/**
+ * A second organization with its own admin API key (raw key returned), for checking that one
+ * organization never sees another's data.
+ */
+export async function createOtherOrganizationKey(repos: Pick<TestRepositories, 'organizations' | 'apiKeys'>, label: string): Promise<string> {
+  const organization = await createTestOrganization(repos, label);
+  const rawKey = `sk_test_${randomBytes(20).toString('hex')}`;
+  await repos.apiKeys.upsertBootstrapKey(organization.id, rawKey);
+  return rawKey;
+}
