@@ -46,12 +46,17 @@ describe('applyMigrations()', () => {
         'agents',
         'api_keys',
         'call_events',
+        'call_refusals',
         'calls',
         'organizations',
         'phone_numbers',
         'tool_invocations',
         'transcript_turns',
         'turn_latencies',
+        'webhook_deliveries',
+        'webhook_delivery_attempts',
+        'webhook_events',
+        'webhook_subscriptions',
       ]);
       const applied = await client.query<{ migration_name: string }>(
         'SELECT migration_name FROM _prisma_migrations WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL ORDER BY migration_name',
@@ -72,6 +77,13 @@ describe('applyMigrations()', () => {
            VALUES (gen_random_uuid(), gen_random_uuid(), 0, 'user', 'telepathy', 'hi', 0, 1)`,
         ),
       ).rejects.toThrow(/transcript_turns_source_check/);
+      // Only an outbound call may be stored before Twilio gave it a CallSid.
+      await expect(
+        client.query(
+          `INSERT INTO calls (id, organization_id, twilio_account_sid, direction, from_number, to_number, status)
+           VALUES (gen_random_uuid(), '00000000-0000-4000-8000-000000000001', 'AC1', 'inbound', '+1', '+2', 'ringing')`,
+        ),
+      ).rejects.toThrow(/calls_twilio_call_sid_check/);
 
       await applyMigrations(scratch.url, { projectRoot: PROJECT_ROOT });
       const again = await client.query('SELECT count(*)::int AS n FROM _prisma_migrations');

@@ -15,7 +15,8 @@ export interface StatusTimelineEntry {
 export interface CallRecord {
   id: string;
   organizationId: string | null;
-  twilioCallSid: string;
+  /** Null only while an outbound call waits for Twilio's calls.create to answer. */
+  twilioCallSid: string | null;
   twilioStreamSid: string | null;
   twilioAccountSid: string;
   direction: CallDirection;
@@ -37,6 +38,12 @@ export interface CallRecord {
   streamStartedAt: Date | null;
   streamEndedAt: Date | null;
   endReason: string | null;
+  /** Per-call variables (POST /v1/calls); the agent sees them as {{call.params.NAME}}. */
+  variables: Record<string, string>;
+  /** Answering-machine detection asked of Twilio ('Enable' | 'DetectMessageEnd'), outbound only. */
+  machineDetection: string | null;
+  /** Twilio's AnsweredBy once detection decided (human, machine_start, fax, unknown, ...). */
+  answeredBy: string | null;
   updatedAt: Date;
 }
 
@@ -78,9 +85,14 @@ export function toCallRecord(row: CallRow): CallRecord {
     ...row,
     direction: row.direction as CallDirection,
     statusTimeline: Array.isArray(row.statusTimeline) ? (row.statusTimeline as unknown as StatusTimelineEntry[]) : [],
+    variables: isStringRecord(row.variables) ? row.variables : {},
   };
 }
 
 export function toCallEventRecord(row: CallEvent): CallEventRecord {
   return { ...row, id: row.id.toString() };
+}
+
+function isStringRecord(value: unknown): value is Record<string, string> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && Object.values(value).every((v) => typeof v === 'string');
 }
