@@ -29,6 +29,23 @@ export interface AppConfig {
   };
   streamTokenTtlMs: number;
   echoAgentNumber: string | undefined;
+  calls: {
+    /** Deployment default for organizations without their own limit. */
+    maxConcurrentPerOrg: number;
+  };
+  rateLimit: {
+    /** Requests per key per window. */
+    requests: number;
+    windowMs: number;
+  };
+  webhooks: {
+    timeoutMs: number;
+    retryBaseMs: number;
+    retryMaxDelayMs: number;
+    giveUpAfterMs: number;
+    pollIntervalMs: number;
+    workerEnabled: boolean;
+  };
 }
 
 export class ConfigValidationError extends Error {
@@ -66,5 +83,15 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     },
     streamTokenTtlMs: e.STREAM_TOKEN_TTL_MS,
     echoAgentNumber: e.ECHO_AGENT_NUMBER,
+    calls: { maxConcurrentPerOrg: e.MAX_CONCURRENT_CALLS_PER_ORG },
+    rateLimit: { requests: e.RATE_LIMIT_REQUESTS, windowMs: e.RATE_LIMIT_WINDOW_MS },
+    webhooks: {
+      timeoutMs: e.WEBHOOK_TIMEOUT_MS,
+      retryBaseMs: e.WEBHOOK_RETRY_BASE_MS,
+      retryMaxDelayMs: e.WEBHOOK_RETRY_MAX_DELAY_MS,
+      giveUpAfterMs: e.WEBHOOK_GIVE_UP_AFTER_MS,
+      pollIntervalMs: e.WEBHOOK_POLL_INTERVAL_MS,
+      workerEnabled: e.WEBHOOK_WORKER_ENABLED,
+    },
   };
 }

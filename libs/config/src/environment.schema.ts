@@ -54,6 +54,25 @@ export const environmentSchema = z
     INFERENCE_BATCH_DELAY_MS: z.coerce.number().min(0).max(50).default(2),
     /** How long the single-use media-stream token minted by the voice webhook stays valid. */
     STREAM_TOKEN_TTL_MS: z.coerce.number().int().min(1000).max(600_000).default(60_000),
+    /** Live calls (inbound + outbound) one organization may have at once, unless the organization sets its own. */
+    MAX_CONCURRENT_CALLS_PER_ORG: z.coerce.number().int().min(0).max(100_000).default(20),
+    /** Requests one API key may make per RATE_LIMIT_WINDOW_MS before getting 429 with Retry-After. */
+    RATE_LIMIT_REQUESTS: z.coerce.number().int().min(1).max(1_000_000).default(600),
+    RATE_LIMIT_WINDOW_MS: z.coerce.number().int().min(1000).max(3_600_000).default(60_000),
+    /** Outgoing webhooks: one attempt's time limit. */
+    WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
+    /** First retry delay; each later one doubles (with full jitter) up to WEBHOOK_RETRY_MAX_DELAY_MS. */
+    WEBHOOK_RETRY_BASE_MS: z.coerce.number().int().min(10).max(3_600_000).default(5_000),
+    WEBHOOK_RETRY_MAX_DELAY_MS: z.coerce.number().int().min(10).max(86_400_000).default(3_600_000),
+    /** After this long without a successful attempt a delivery is marked failed (replayable). */
+    WEBHOOK_GIVE_UP_AFTER_MS: z.coerce.number().int().min(1000).max(7 * 86_400_000).default(86_400_000),
+    /** How often the delivery worker looks for due deliveries (it is also woken at once by new events). */
+    WEBHOOK_POLL_INTERVAL_MS: z.coerce.number().int().min(10).max(60_000).default(1_000),
+    /** Run the delivery worker in this process (turn off to run it elsewhere, or in tests that inspect the outbox). */
+    WEBHOOK_WORKER_ENABLED: z
+      .enum(['true', 'false'], { message: "must be 'true' or 'false'" })
+      .default('true')
+      .transform((value) => value === 'true'),
     /** Optional seed: bind this E.164 number to a built-in "echo" agent at start-up. */
     ECHO_AGENT_NUMBER: optionalString(
       z.string().regex(/^\+[1-9]\d{6,14}$/, { message: 'must be an E.164 number such as +15551230000' }),
