@@ -5,7 +5,9 @@ import { DatabaseModule } from '@switchboard/persistence';
 import { AgentEngines } from './agents/agent-engines';
 import { AgentsController } from './agents-api/agents.controller';
 import { ApiKeysController } from './api-keys/api-keys.controller';
+import { ThrottlerStorage, ThrottlerStorageService } from '@nestjs/throttler';
 import { ApiKeyGuard } from './auth/api-key.guard';
+import { ApiKeyRateLimiter } from './auth/api-key-rate-limiter';
 import { BootstrapService } from './bootstrap/bootstrap.service';
 import { CallsController } from './calls/calls.controller';
 import { PersistenceErrorFilter } from './common/persistence-error.filter';
@@ -40,6 +42,8 @@ export class AppModule {
       providers: [
         { provide: APP_FILTER, useClass: PersistenceErrorFilter },
         ApiKeyGuard,
+        ApiKeyRateLimiter,
+        { provide: ThrottlerStorage, useClass: ThrottlerStorageService },
         TwilioSignatureGuard,
         InboundCallService,
         MediaUpgradeVerifier,

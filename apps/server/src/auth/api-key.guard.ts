@@ -1,7 +1,8 @@
 import { CanActivate, ExecutionContext, Injectable, UnauthorizedException } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { ApiKeyRepository, type ApiKeyScope } from '@switchboard/persistence';
-import type { Request } from 'express';
+import type { Request, Response } from 'express';
+import { ApiKeyRateLimiter } from './api-key-rate-limiter';
 import { REQUIRED_SCOPE_METADATA } from './require-scope.decorator';
 import { defaultScopeFor, hasScope, insufficientScope } from './scopes';
 
@@ -20,7 +21,8 @@ const LAST_USED_RESOLUTION_MS = 60_000;
 /**
  * Every admin route needs `Authorization: Bearer <key>`. Keys are looked up by hash, so the raw key
  * is never stored or logged; a missing, unknown or revoked key is the same 401. A known key must
- * then hold the route's scope (see RequireScope), else 403 insufficient_scope.
+ * then be within its rate limit (429 with Retry-After) and hold the route's scope (see
+ * RequireScope), else 403 insufficient_scope.
  */
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
@@ -29,6 +31,7 @@ export class ApiKeyGuard implements CanActivate {
   constructor(
     private readonly apiKeys: ApiKeyRepository,
     private readonly reflector: Reflector,
+    private readonly rateLimiter: ApiKeyRateLimiter,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -40,6 +43,7 @@ export class ApiKeyGuard implements CanActivate {
     request.principal = { apiKeyId: key.id, organizationId: key.organizationId, scopes: key.scopes };
     // A key that authenticated was used, even if this request then lacks the scope.
     await this.recordUse(key.id);
+    await this.rateLimiter.consume(key.id, context.switchToHttp().getResponse<Response>());
     const required = this.requiredScope(context, request.method);
     if (!hasScope(key.scopes, required)) throw insufficientScope(required);
     return true;
