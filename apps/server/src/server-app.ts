@@ -4,6 +4,7 @@ import type { AppConfig } from '@switchboard/config';
 import { Logger } from 'nestjs-pino';
 import { AppModule } from './app.module';
 import { MediaUpgradeVerifier } from './media/media-upgrade.verifier';
+import { serveOpenApiDocument } from './openapi/openapi-document';
 import { TwilioMediaWsAdapter } from './media/twilio-media-ws.adapter';
 
 /**
@@ -20,6 +21,7 @@ export async function createServerApp(config: AppConfig): Promise<NestExpressApp
   app.useBodyParser('urlencoded', { extended: false, limit: '64kb' });
   app.useBodyParser('json', { limit: '256kb' });
   app.useWebSocketAdapter(new TwilioMediaWsAdapter(app, app.get(MediaUpgradeVerifier)));
+  serveOpenApiDocument(app);
   app.enableShutdownHooks();
   return app;
 }

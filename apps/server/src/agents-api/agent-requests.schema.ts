@@ -1,5 +1,7 @@
+import { AgentConfigSchema } from '@switchboard/conversation';
 import { AGENT_ENGINES } from '@switchboard/persistence';
 import { z } from 'zod';
+import { createApiDto } from '../openapi/api-schemas';
 
 /*
  * Request shapes of the agents API. `config` is only checked to be present here: its contents are
@@ -36,3 +38,13 @@ export type ListAgentsQuery = z.infer<typeof listAgentsQuery>;
 export const agentIdParam = z.string().min(1).max(64);
 
 export const configVersionParam = z.coerce.number().int().min(1).max(2_147_483_647);
+
+/*
+ * Documentation DTOs (OpenAPI, via nestjs-zod). The routes validate with the schemas above; these
+ * differ only in showing `config` as the agent config schema it is checked against afterwards.
+ */
+export class CreateAgentBodyDto extends createApiDto(createAgentBody.extend({ config: AgentConfigSchema.optional() })) {}
+export class UpdateAgentBodyDto extends createApiDto(
+  z.strictObject({ name: agentName.optional(), config: AgentConfigSchema.optional().describe('Replaces the whole config.') }),
+) {}
+export class ListAgentsQueryDto extends createApiDto(listAgentsQuery) {}

@@ -1,10 +1,12 @@
 import { isDeepStrictEqual } from 'node:util';
 import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Param, Patch, Post, Query, UseGuards } from '@nestjs/common';
+import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { AgentRepository, type InputJsonValue } from '@switchboard/persistence';
 import { ApiKeyGuard, type ApiPrincipal } from '../auth/api-key.guard';
 import { Principal } from '../auth/principal.decorator';
 import { RequireScope } from '../auth/require-scope.decorator';
 import { ZodValidationPipe } from '../common/zod-validation.pipe';
+import { ApiErrors, ApiKeyAuthenticated } from '../openapi/api-schemas';
 import { validateAgentConfig } from './agent-config-validation';
 import {
   agentIdParam,
@@ -12,16 +14,19 @@ import {
   createAgentBody,
   listAgentsQuery,
   updateAgentBody,
-  type CreateAgentBody,
-  type ListAgentsQuery,
-  type UpdateAgentBody,
+  CreateAgentBodyDto,
+  ListAgentsQueryDto,
+  UpdateAgentBodyDto,
 } from './agent-requests.schema';
+import { AgentConfigVersionDto, AgentDto, AgentPageDto } from './agent-responses.schema';
 import { agentNotFound, agentSummary, agentWithConfig } from './agent-responses';
 
 /**
  * Agents of the API key's organization. Every config change is a new, immutable version, so a
  * recorded call can always be traced to the exact config it ran with.
  */
+@ApiTags('Agents')
+@ApiKeyAuthenticated()
 @Controller('v1/agents')
 @UseGuards(ApiKeyGuard)
 export class AgentsController {
@@ -29,7 +34,9 @@ export class AgentsController {
 
   @Post()
   @RequireScope('admin')
-  async create(@Principal() principal: ApiPrincipal, @Body(new ZodValidationPipe(createAgentBody)) body: CreateAgentBody) {
+  @ApiCreatedResponse({ type: AgentDto, description: 'The agent with its config (version 1), defaults filled in.' })
+  @ApiErrors(400, 403)
+  async create(@Principal() principal: ApiPrincipal, @Body(new ZodValidationPipe(createAgentBody)) body: CreateAgentBodyDto) {
     const config = validateAgentConfig(body.config);
     const agent = await this.agents.create({
       organizationId: principal.organizationId,
@@ -41,12 +48,16 @@ export class AgentsController {
   }
 
   @Get()
-  async list(@Principal() principal: ApiPrincipal, @Query(new ZodValidationPipe(listAgentsQuery)) query: ListAgentsQuery) {
+  @ApiOkResponse({ type: AgentPageDto, description: 'The organization\'s agents, newest first, without their configs.' })
+  @ApiErrors(400)
+  async list(@Principal() principal: ApiPrincipal, @Query(new ZodValidationPipe(listAgentsQuery)) query: ListAgentsQueryDto) {
     const page = await this.agents.list({ organizationId: principal.organizationId, limit: query.limit, cursor: query.cursor });
     return { data: page.items.map(agentSummary), nextCursor: page.nextCursor };
   }
 
   @Get(':id')
+  @ApiOkResponse({ type: AgentDto })
+  @ApiErrors(404)
   async detail(@Principal() principal: ApiPrincipal, @Param('id', new ZodValidationPipe(agentIdParam)) id: string) {
     const agent = await this.agents.findById(principal.organizationId, id);
     if (!agent) throw agentNotFound(id);
@@ -56,6 +67,8 @@ export class AgentsController {
   }
 
   @Get(':id/versions/:version')
+  @ApiOkResponse({ type: AgentConfigVersionDto, description: 'A past (or the current) config version, as stored.' })
+  @ApiErrors(400, 404)
   async version(
     @Principal() principal: ApiPrincipal,
     @Param('id', new ZodValidationPipe(agentIdParam)) id: string,
@@ -71,10 +84,12 @@ export class AgentsController {
 
   @Patch(':id')
   @RequireScope('admin')
+  @ApiOkResponse({ type: AgentDto, description: 'Renames the agent and/or stores `config` as a new version (an unchanged config is not a new version).' })
+  @ApiErrors(400, 403, 404)
   async update(
     @Principal() principal: ApiPrincipal,
     @Param('id', new ZodValidationPipe(agentIdParam)) id: string,
-    @Body(new ZodValidationPipe(updateAgentBody)) body: UpdateAgentBody,
+    @Body(new ZodValidationPipe(updateAgentBody)) body: UpdateAgentBodyDto,
   ) {
     const { organizationId } = principal;
     // Validate before writing anything, so a bad config does not leave a half-applied rename.
@@ -97,6 +112,8 @@ export class AgentsController {
   @Delete(':id')
   @RequireScope('admin')
   @HttpCode(HttpStatus.NO_CONTENT)
+  @ApiNoContentResponse({ description: 'Soft-deleted: past calls keep pointing at it; its numbers are unbound.' })
+  @ApiErrors(403, 404)
   async remove(@Principal() principal: ApiPrincipal, @Param('id', new ZodValidationPipe(agentIdParam)) id: string): Promise<void> {
     if (!(await this.agents.softDelete(principal.organizationId, id))) throw agentNotFound(id);
   }

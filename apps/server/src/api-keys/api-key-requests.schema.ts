@@ -1,5 +1,6 @@
 import { API_KEY_SCOPES, BOOTSTRAP_API_KEY_NAME } from '@switchboard/persistence';
 import { z } from 'zod';
+import { createApiDto, isoDateTime, nullableDateTime, uuid } from '../openapi/api-schemas';
 
 export const createApiKeyBody = z.strictObject({
   name: z
@@ -17,3 +18,21 @@ export const createApiKeyBody = z.strictObject({
 export type CreateApiKeyBody = z.infer<typeof createApiKeyBody>;
 
 export const apiKeyIdParam = z.string().min(1).max(64);
+
+export class CreateApiKeyBodyDto extends createApiDto(createApiKeyBody) {}
+
+/** Documented response shapes (see openapi/api-schemas.ts). */
+export const apiKeySchema = z.strictObject({
+  id: uuid,
+  name: z.string(),
+  prefix: z.string().describe('The first characters of the key, to tell keys apart.'),
+  scopes: z.array(z.enum(API_KEY_SCOPES)),
+  createdAt: isoDateTime,
+  lastUsedAt: nullableDateTime.describe('Kept to the minute.'),
+  revokedAt: nullableDateTime,
+});
+export class ApiKeyDto extends createApiDto(apiKeySchema) {}
+export class CreatedApiKeyDto extends createApiDto(
+  apiKeySchema.extend({ key: z.string().describe('The raw key: shown in this response only, stored hashed.') }),
+) {}
+export class ApiKeyListDto extends createApiDto(z.strictObject({ data: z.array(apiKeySchema) })) {}

@@ -1,17 +1,21 @@
 import { Body, Controller, Delete, Get, HttpCode, HttpStatus, NotFoundException, Param, Post, UseGuards } from '@nestjs/common';
+import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { ApiKeyRepository, type ApiKeyRecord } from '@switchboard/persistence';
 import { ApiKeyGuard, type ApiPrincipal } from '../auth/api-key.guard';
 import { Principal } from '../auth/principal.decorator';
 import { RequireScope } from '../auth/require-scope.decorator';
 import { ZodValidationPipe } from '../common/zod-validation.pipe';
+import { ApiErrors, ApiKeyAuthenticated } from '../openapi/api-schemas';
 import { generateApiKey } from './api-key-secret';
-import { apiKeyIdParam, createApiKeyBody, type CreateApiKeyBody } from './api-key-requests.schema';
+import { ApiKeyListDto, apiKeyIdParam, createApiKeyBody, CreateApiKeyBodyDto, CreatedApiKeyDto } from './api-key-requests.schema';
 
 /**
  * API keys of the caller's organization. The raw key is in the create response only; afterwards
  * only its display prefix is ever shown, so listing is safe for a `read` key; creating and revoking
  * keys need `admin` (a read key must not mint itself an admin key).
  */
+@ApiTags('API keys')
+@ApiKeyAuthenticated()
 @Controller('v1/api-keys')
 @UseGuards(ApiKeyGuard)
 export class ApiKeysController {
@@ -19,13 +23,16 @@ export class ApiKeysController {
 
   @Post()
   @RequireScope('admin')
-  async create(@Principal() principal: ApiPrincipal, @Body(new ZodValidationPipe(createApiKeyBody)) body: CreateApiKeyBody) {
+  @ApiCreatedResponse({ type: CreatedApiKeyDto })
+  @ApiErrors(400, 403)
+  async create(@Principal() principal: ApiPrincipal, @Body(new ZodValidationPipe(createApiKeyBody)) body: CreateApiKeyBodyDto) {
     const { rawKey, prefix } = generateApiKey();
     const record = await this.apiKeys.create({ organizationId: principal.organizationId, name: body.name, rawKey, prefix, scopes: body.scopes });
     return { ...apiKeyView(record), key: rawKey };
   }
 
   @Get()
+  @ApiOkResponse({ type: ApiKeyListDto, description: 'Every key of the organization, revoked ones included, never with the secret.' })
   async list(@Principal() principal: ApiPrincipal) {
     const keys = await this.apiKeys.list(principal.organizationId);
     return { data: keys.map(apiKeyView) };
@@ -35,6 +42,8 @@ export class ApiKeysController {
   @Delete(':id')
   @RequireScope('admin')
   @HttpCode(HttpStatus.NO_CONTENT)
+  @ApiNoContentResponse({ description: 'Revoked: the key answers 401 from now on.' })
+  @ApiErrors(403, 404)
   async revoke(@Principal() principal: ApiPrincipal, @Param('id', new ZodValidationPipe(apiKeyIdParam)) id: string): Promise<void> {
     if (!(await this.apiKeys.revoke(principal.organizationId, id))) {
       throw new NotFoundException({ statusCode: 404, error: 'Not Found', code: 'api_key_not_found', message: `No API key ${id}.` });

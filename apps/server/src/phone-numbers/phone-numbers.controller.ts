@@ -1,21 +1,27 @@
 import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Param, Patch, Post, Query, UseGuards } from '@nestjs/common';
+import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { AgentRepository, PersistenceError, PhoneNumberRepository } from '@switchboard/persistence';
 import { ApiKeyGuard, type ApiPrincipal } from '../auth/api-key.guard';
 import { Principal } from '../auth/principal.decorator';
 import { RequireScope } from '../auth/require-scope.decorator';
 import { ZodValidationPipe } from '../common/zod-validation.pipe';
+import { ApiErrors, ApiKeyAuthenticated } from '../openapi/api-schemas';
 import { phoneNumberNotFound, phoneNumberTaken, unknownAgent } from './phone-number-errors';
 import {
   createPhoneNumberBody,
   listPhoneNumbersQuery,
   phoneNumberIdParam,
   updatePhoneNumberBody,
-  type CreatePhoneNumberBody,
-  type ListPhoneNumbersQuery,
-  type UpdatePhoneNumberBody,
+  CreatePhoneNumberBodyDto,
+  ListPhoneNumbersQueryDto,
+  PhoneNumberDto,
+  PhoneNumberPageDto,
+  UpdatePhoneNumberBodyDto,
 } from './phone-number-requests.schema';
 
 /** Phone numbers of the API key's organization and the agent each one routes to. */
+@ApiTags('Phone numbers')
+@ApiKeyAuthenticated()
 @Controller('v1/phone-numbers')
 @UseGuards(ApiKeyGuard)
 export class PhoneNumbersController {
@@ -27,7 +33,9 @@ export class PhoneNumbersController {
   /** Registers a number; posting a number the organization already has re-points it (idempotent). */
   @Post()
   @RequireScope('admin')
-  async create(@Principal() principal: ApiPrincipal, @Body(new ZodValidationPipe(createPhoneNumberBody)) body: CreatePhoneNumberBody) {
+  @ApiCreatedResponse({ type: PhoneNumberDto })
+  @ApiErrors(400, 403, 409)
+  async create(@Principal() principal: ApiPrincipal, @Body(new ZodValidationPipe(createPhoneNumberBody)) body: CreatePhoneNumberBodyDto) {
     const { organizationId } = principal;
     await this.assertAgentExists(organizationId, body.agentId);
     try {
@@ -39,12 +47,16 @@ export class PhoneNumbersController {
   }
 
   @Get()
-  async list(@Principal() principal: ApiPrincipal, @Query(new ZodValidationPipe(listPhoneNumbersQuery)) query: ListPhoneNumbersQuery) {
+  @ApiOkResponse({ type: PhoneNumberPageDto })
+  @ApiErrors(400)
+  async list(@Principal() principal: ApiPrincipal, @Query(new ZodValidationPipe(listPhoneNumbersQuery)) query: ListPhoneNumbersQueryDto) {
     const page = await this.phoneNumbers.list({ organizationId: principal.organizationId, limit: query.limit, cursor: query.cursor });
     return { data: page.items, nextCursor: page.nextCursor };
   }
 
   @Get(':id')
+  @ApiOkResponse({ type: PhoneNumberDto })
+  @ApiErrors(404)
   async detail(@Principal() principal: ApiPrincipal, @Param('id', new ZodValidationPipe(phoneNumberIdParam)) id: string) {
     const phoneNumber = await this.phoneNumbers.findById(principal.organizationId, id);
     if (!phoneNumber) throw phoneNumberNotFound(id);
@@ -53,10 +65,12 @@ export class PhoneNumbersController {
 
   @Patch(':id')
   @RequireScope('admin')
+  @ApiOkResponse({ type: PhoneNumberDto, description: 'Re-points the number to another agent (or to none).' })
+  @ApiErrors(400, 403, 404)
   async update(
     @Principal() principal: ApiPrincipal,
     @Param('id', new ZodValidationPipe(phoneNumberIdParam)) id: string,
-    @Body(new ZodValidationPipe(updatePhoneNumberBody)) body: UpdatePhoneNumberBody,
+    @Body(new ZodValidationPipe(updatePhoneNumberBody)) body: UpdatePhoneNumberBodyDto,
   ) {
     const { organizationId } = principal;
     // The number in the URL first: another organization's number is a 404 whatever the body says.
@@ -70,6 +84,8 @@ export class PhoneNumbersController {
   @Delete(':id')
   @RequireScope('admin')
   @HttpCode(HttpStatus.NO_CONTENT)
+  @ApiNoContentResponse({ description: 'The number is released (another organization may then register it).' })
+  @ApiErrors(403, 404)
   async remove(@Principal() principal: ApiPrincipal, @Param('id', new ZodValidationPipe(phoneNumberIdParam)) id: string): Promise<void> {
     if (!(await this.phoneNumbers.delete(principal.organizationId, id))) throw phoneNumberNotFound(id);
   }

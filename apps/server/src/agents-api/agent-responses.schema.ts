@@ -1,0 +1,27 @@
+import { AgentConfigSchema } from '@switchboard/conversation';
+import { AGENT_ENGINES } from '@switchboard/persistence';
+import { z } from 'zod';
+import { createApiDto, isoDateTime, pageOf, uuid } from '../openapi/api-schemas';
+
+/** Documented response shapes of the agents API (see openapi/api-schemas.ts). */
+export const agentSummarySchema = z
+  .strictObject({
+    id: uuid,
+    name: z.string(),
+    engine: z.enum(AGENT_ENGINES),
+    version: z.number().int().describe('The config version new calls use.'),
+    createdAt: isoDateTime,
+    updatedAt: isoDateTime,
+  });
+
+export const agentSchema = agentSummarySchema
+  .extend({ config: AgentConfigSchema.describe('The config of `version`, with every default filled in.') });
+
+export const agentConfigVersionSchema = z
+  .strictObject({ agentId: uuid, version: z.number().int(), config: AgentConfigSchema });
+
+export const agentPageSchema = pageOf(agentSummarySchema);
+
+export class AgentDto extends createApiDto(agentSchema) {}
+export class AgentConfigVersionDto extends createApiDto(agentConfigVersionSchema) {}
+export class AgentPageDto extends createApiDto(agentPageSchema) {}
