@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { uniqueE164 } from '../support/database';
+import { createOtherOrganizationKey, createRepositories, createTestPrisma, uniqueE164 } from '../support/database';
 import { openApiContract } from '../support/openapi-contract';
 import { startTestServer, type TestServer } from '../support/test-server';
 
@@ -21,6 +21,13 @@ describe('OpenAPI document and contract (e2e)', () => {
     await server?.close();
   });
 
+  const check = async (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, template: string, body?: unknown, expected?: number, apiKey?: string) => {
+    const response = await server.api(path, { method, body, apiKey });
+    if (expected !== undefined) expect(response.status).toBe(expected);
+    contract.assertResponse(method, template, response.status, response.body);
+    return response.body;
+  };
+
   it('serves the committed document at /docs/openapi.json and a UI at /docs', async () => {
     const served = await (await fetch(`${server.serverUrl}/docs/openapi.json`)).json();
     const committed = JSON.parse(readFileSync(join(__dirname, '../../docs/openapi.json'), 'utf8'));
@@ -32,12 +39,6 @@ describe('OpenAPI document and contract (e2e)', () => {
   });
 
   it('agents, phone numbers and API keys answer what the document says', async () => {
-    const check = async (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', path: string, template: string, body?: unknown, expected?: number) => {
-      const response = await server.api(path, { method, body });
-      if (expected !== undefined) expect(response.status).toBe(expected);
-      contract.assertResponse(method, template, response.status, response.body);
-      return response.body;
-    };
     const agent = await check('POST', '/v1/agents', '/v1/agents', { name: 'Contract', engine: 'pipeline' }, 201);
     await check('GET', '/v1/agents?limit=2', '/v1/agents', undefined, 200);
     await check('GET', `/v1/agents/${agent.id}`, '/v1/agents/{id}', undefined, 200);
@@ -58,5 +59,33 @@ describe('OpenAPI document and contract (e2e)', () => {
 
     const unauthorised = await server.api('/v1/agents', { apiKey: null });
     contract.assertResponse('GET', '/v1/agents', 401, unauthorised.body);
+  });
+
+  it('calls and the organization answer what the document says', async () => {
+    const call = await server.callEcho({ audio: new Uint8Array(8000).fill(0xff) });
+    expect(call.protocolErrors).toEqual([]);
+    const page = await check('GET', '/v1/calls?limit=5', '/v1/calls', undefined, 200);
+    const id = page.data[0].id;
+    await check('GET', `/v1/calls/${id}`, '/v1/calls/{id}', undefined, 200);
+    await check('GET', '/v1/calls?status=telepathic', '/v1/calls', undefined, 400);
+    await check('POST', '/v1/calls', '/v1/calls', { to: 'tomorrow' }, 400);
+    await check('POST', '/v1/calls/00000000-0000-4000-8000-000000000000/hangup', '/v1/calls/{id}/hangup', undefined, 404);
+
+    const prisma = createTestPrisma(1);
+    try {
+      const otherKey = await createOtherOrganizationKey(createRepositories(prisma), 'openapi-contract');
+      await check('GET', '/v1/organization', '/v1/organization', undefined, 200, otherKey);
+      await check('PATCH', '/v1/organization', '/v1/organization', { maxConcurrentCalls: 3 }, 200, otherKey);
+      await check('PATCH', '/v1/organization', '/v1/organization', { maxConcurrentCalls: -1 }, 400, otherKey);
+      const subscription = await check('POST', '/v1/webhook-subscriptions', '/v1/webhook-subscriptions', { url: 'https://hooks.example.com/x', events: ['call.ended'] }, 201, otherKey);
+      await check('GET', '/v1/webhook-subscriptions', '/v1/webhook-subscriptions', undefined, 200, otherKey);
+      await check('GET', `/v1/webhook-subscriptions/${subscription.id}`, '/v1/webhook-subscriptions/{id}', undefined, 200, otherKey);
+      await check('POST', '/v1/webhook-subscriptions', '/v1/webhook-subscriptions', { url: 'ftp://x', events: [] }, 400, otherKey);
+      await check('GET', '/v1/webhook-deliveries', '/v1/webhook-deliveries', undefined, 200, otherKey);
+      await check('POST', `/v1/webhook-deliveries/${subscription.id}/replay`, '/v1/webhook-deliveries/{id}/replay', undefined, 404, otherKey);
+      await check('DELETE', `/v1/webhook-subscriptions/${subscription.id}`, '/v1/webhook-subscriptions/{id}', undefined, 204, otherKey);
+    } finally {
+      await prisma.$disconnect();
+    }
   });
 });

@@ -51,6 +51,12 @@ export async function startTestServer(env: Record<string, string | undefined> = 
     ADMIN_API_KEY: adminApiKey,
     ECHO_AGENT_NUMBER: echoNumber,
     LOG_LEVEL: process.env['TEST_LOG_LEVEL'] ?? 'silent',
+    // Test files running in parallel share the default organization: its calls must not run into
+    // the concurrency limit (tests of the limit use an organization of their own).
+    MAX_CONCURRENT_CALLS_PER_ORG: '1000',
+    // Every e2e server shares one database and a webhook worker claims due deliveries of ANY
+    // organization: only the spec that tests delivery (with its own timings) turns it on.
+    WEBHOOK_WORKER_ENABLED: 'false',
     ...env,
   });
   const app = await createServerApp(config);

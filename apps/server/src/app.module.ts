@@ -10,6 +10,9 @@ import { ApiKeyGuard } from './auth/api-key.guard';
 import { ApiKeyRateLimiter } from './auth/api-key-rate-limiter';
 import { BootstrapService } from './bootstrap/bootstrap.service';
 import { CallsController } from './calls/calls.controller';
+import { OutboundCallService } from './calls/outbound-call.service';
+import { OutboundCallsController } from './calls/outbound-calls.controller';
+import { OrganizationController } from './organization/organization.controller';
 import { PersistenceErrorFilter } from './common/persistence-error.filter';
 import { HealthController } from './health/health.controller';
 import { InferenceService } from './inference/inference.service';
@@ -22,6 +25,11 @@ import { PhoneNumbersController } from './phone-numbers/phone-numbers.controller
 import { InboundCallService } from './twilio/inbound-call.service';
 import { TwilioSignatureGuard } from './twilio/twilio-signature.guard';
 import { TwilioWebhooksController } from './twilio/twilio-webhooks.controller';
+import { WebhookDeliveriesController } from './webhooks/webhook-deliveries.controller';
+import { WebhookDeliveryWorker } from './webhooks/webhook-delivery.worker';
+import { WebhookSubscriptionsController } from './webhooks/webhook-subscriptions.controller';
+import { OutboundAnswerService } from './twilio/outbound-answer.service';
+import { OutboundCallWebhooksController } from './twilio/outbound-call-webhooks.controller';
 
 /** The all-in-one server: admin REST, Twilio webhooks and media streams in one process. */
 @Module({})
@@ -36,9 +44,11 @@ export class AppModule {
           databaseUrl: config.database.url,
           dataDir: config.database.dataDir,
           migrate: config.database.migrateOnStart,
+          webhooks: { giveUpAfterMs: config.webhooks.giveUpAfterMs },
         }),
       ],
-      controllers: [HealthController, CallsController, AgentsController, PhoneNumbersController, ApiKeysController, TwilioWebhooksController],
+      controllers: [WebhookSubscriptionsController, WebhookDeliveriesController, HealthController, CallsController, AgentsController, PhoneNumbersController, ApiKeysController, TwilioWebhooksController,
+        OutboundCallsController, OutboundCallWebhooksController, OrganizationController],
       providers: [
         { provide: APP_FILTER, useClass: PersistenceErrorFilter },
         ApiKeyGuard,
@@ -46,6 +56,9 @@ export class AppModule {
         { provide: ThrottlerStorage, useClass: ThrottlerStorageService },
         TwilioSignatureGuard,
         InboundCallService,
+        WebhookDeliveryWorker,
+        OutboundCallService,
+        OutboundAnswerService,
         MediaUpgradeVerifier,
         MediaStreamService,
         MediaStreamGateway,

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { Logger } from '@nestjs/common';
 import { EmbeddedPostgres, startEmbeddedPostgres } from './embedded-postgres';
 import { applyMigrations, redactConnectionStrings } from './migrations';
+import type { WebhookOutboxOptions } from './webhooks/webhook-outbox';
 
 export const DATABASE_CONNECTION = Symbol('DATABASE_CONNECTION');
 
@@ -14,6 +15,8 @@ export interface DatabaseModuleOptions {
   migrate?: boolean;
   /** Pool size for an external database (default 10). The embedded database always gets 1. */
   poolMax?: number;
+  /** Outgoing-webhook outbox settings (default: give up after 24 h). */
+  webhooks?: WebhookOutboxOptions;
 }
 
 export interface DatabaseConnection {

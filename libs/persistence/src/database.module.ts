@@ -14,6 +14,9 @@ import { CallRepository } from './repositories/call.repository';
 import { ConversationRecordRepository } from './repositories/conversation-record.repository';
 import { OrganizationRepository } from './repositories/organization.repository';
 import { PhoneNumberRepository } from './repositories/phone-number.repository';
+import { WebhookDeliveryRepository } from './webhooks/webhook-delivery.repository';
+import { WEBHOOK_OUTBOX_OPTIONS, WebhookOutbox } from './webhooks/webhook-outbox';
+import { WebhookSubscriptionRepository } from './webhooks/webhook-subscription.repository';
 
 /**
  * Stops the embedded database after everything else has shut down: Nest runs every
@@ -36,6 +39,8 @@ const REPOSITORIES = [
   CallRepository,
   CallEventRepository,
   ConversationRecordRepository,
+  WebhookSubscriptionRepository,
+  WebhookDeliveryRepository,
 ];
 
 @Module({})
@@ -54,9 +59,11 @@ export class DatabaseModule {
         EmbeddedDatabaseShutdown,
         PrismaService,
         DatabaseHealth,
+        ...(options.webhooks ? [{ provide: WEBHOOK_OUTBOX_OPTIONS, useValue: options.webhooks }] : []),
+        WebhookOutbox,
         ...REPOSITORIES,
       ],
-      exports: [DATABASE_CONNECTION, PrismaService, DatabaseHealth, ...REPOSITORIES],
+      exports: [DATABASE_CONNECTION, PrismaService, DatabaseHealth, WebhookOutbox, ...REPOSITORIES],
     };
   }
 }

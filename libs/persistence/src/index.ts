@@ -14,7 +14,7 @@ export { hashSecret, apiKeyDisplayPrefix, API_KEY_DISPLAY_PREFIX_LENGTH } from '
 export { isUuid } from './uuid';
 
 export { OrganizationRepository } from './repositories/organization.repository';
-export type { OrganizationRecord } from './repositories/organization.repository';
+export type { OrganizationCallUsage, OrganizationRecord } from './repositories/organization.repository';
 export { ApiKeyRepository, BOOTSTRAP_API_KEY_NAME, ADMIN_SCOPE, READ_SCOPE, API_KEY_SCOPES } from './repositories/api-key.repository';
 export type { ActiveApiKey, ApiKeyRecord, ApiKeyScope, BootstrapKeyResult, CreateApiKeyInput } from './repositories/api-key.repository';
 export { AgentRepository, AGENT_ENGINES, AGENT_LIST_MAX_LIMIT, isAgentEngine } from './repositories/agent.repository';
@@ -45,6 +45,15 @@ export type {
   StreamTokenOutcome,
   TwilioCallIdentity,
 } from './repositories/call.repository';
+export { CONCURRENCY_LIMIT_REASON, MACHINE_DETECTION_MODES } from './repositories/call-admission';
+export type {
+  Admission,
+  AnsweredByInput,
+  ConcurrencySnapshot,
+  CreateOutboundCallInput,
+  IssueOutboundStreamTokenInput,
+  MachineDetectionMode,
+} from './repositories/call-admission';
 export { CallEventRepository, CALL_EVENT_MAX_BATCH } from './repositories/call-event.repository';
 export type { CallEventInput } from './repositories/call-event.repository';
 export { ConversationRecordRepository, CONVERSATION_RECORD_MAX_BATCH } from './repositories/conversation-record.repository';
@@ -78,3 +87,37 @@ export {
 } from './repositories/call-status';
 export type { TwilioCallStatus } from './repositories/call-status';
 export type { InputJsonValue, JsonValue } from './repositories/json';
+
+export { WEBHOOK_EVENT_TYPES, isWebhookEventType } from './webhooks/webhook-event-types';
+export type { WebhookEventType } from './webhooks/webhook-event-types';
+export {
+  WebhookOutbox,
+  WEBHOOK_OUTBOX_OPTIONS,
+  DEFAULT_WEBHOOK_GIVE_UP_AFTER_MS,
+  enqueueWebhookEvent,
+  enqueueWebhookEvents,
+} from './webhooks/webhook-outbox';
+export type { WebhookEnvelope, WebhookEventInput, WebhookOutboxOptions } from './webhooks/webhook-outbox';
+export { callEventData } from './webhooks/webhook-payloads';
+export { WebhookSubscriptionRepository, generateWebhookSecret, SUBSCRIPTION_DELETED } from './webhooks/webhook-subscription.repository';
+export type {
+  CreatedWebhookSubscription,
+  CreateWebhookSubscriptionInput,
+  WebhookSubscriptionRecord,
+} from './webhooks/webhook-subscription.repository';
+export {
+  WebhookDeliveryRepository,
+  WEBHOOK_DELIVERY_LIST_MAX_LIMIT,
+  WEBHOOK_CLAIM_MAX_LIMIT,
+} from './webhooks/webhook-delivery.repository';
+export type { ListWebhookDeliveriesInput } from './webhooks/webhook-delivery.repository';
+export { WEBHOOK_DELIVERY_STATUSES } from './webhooks/webhook-deliveries';
+export type {
+  ClaimedWebhookDelivery,
+  WebhookAttemptOutcome,
+  WebhookDeliveryAttemptRecord,
+  WebhookDeliveryDetail,
+  WebhookDeliveryPage,
+  WebhookDeliveryRecord,
+  WebhookDeliveryStatus,
+} from './webhooks/webhook-deliveries';

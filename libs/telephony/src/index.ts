@@ -26,3 +26,4 @@ export * from './public-urls';
 export * from './twilio-signature';
 export * from './stream-token';
 export * from './status-callback';
+export * from './amd-callback';

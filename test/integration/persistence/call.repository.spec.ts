@@ -162,6 +162,9 @@ describe('CallRepository: creation, stream token, stream marks, finalise', () =>
         fromNumber: call!.fromNumber,
         toNumber: call!.toNumber,
         startedAt: call!.startedAt,
+        // Inbound calls have no per-call variables and no answering-machine verdict.
+        variables: {},
+        answeredBy: null,
       },
     });
     expect(call).toMatchObject({ twilioStreamSid: 'MZ1', streamStartedAt: at });

@@ -1,9 +1,12 @@
 import { Controller, Get, NotFoundException, Param, Query, UseGuards } from '@nestjs/common';
+import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { CallRepository, TWILIO_CALL_STATUSES } from '@switchboard/persistence';
 import { z } from 'zod';
 import { ApiKeyGuard, type ApiPrincipal } from '../auth/api-key.guard';
 import { Principal } from '../auth/principal.decorator';
 import { ZodValidationPipe } from '../common/zod-validation.pipe';
+import { ApiErrors, ApiKeyAuthenticated, createApiDto } from '../openapi/api-schemas';
+import { CallDetailDto, CallPageDto } from './call-responses.schema';
 
 /** ISO 8601 with a time zone: a bare local time would mean a different instant per server. */
 const isoTimestamp = z.iso.datetime({ offset: true }).transform((value) => new Date(value));
@@ -35,18 +38,24 @@ const listCallsQuery = z
     message: 'to must be after from',
   });
 
+class ListCallsQueryDto extends createApiDto(listCallsQuery) {}
+
 const callIdParam = z.string().min(1).max(64);
 
 /** Read access to call records, scoped to the API key's organization. */
+@ApiTags('Calls')
+@ApiKeyAuthenticated()
 @Controller('v1/calls')
 @UseGuards(ApiKeyGuard)
 export class CallsController {
   constructor(private readonly calls: CallRepository) {}
 
   @Get()
+  @ApiOkResponse({ type: CallPageDto, description: 'Newest first; filters combine (AND).' })
+  @ApiErrors(400)
   async list(
     @Principal() principal: ApiPrincipal,
-    @Query(new ZodValidationPipe(listCallsQuery)) query: z.infer<typeof listCallsQuery>,
+    @Query(new ZodValidationPipe(listCallsQuery)) query: ListCallsQueryDto,
   ) {
     const page = await this.calls.list({
       organizationId: principal.organizationId,
@@ -64,6 +73,8 @@ export class CallsController {
   }
 
   @Get(':id')
+  @ApiOkResponse({ type: CallDetailDto, description: 'The call with its events, transcript, tool invocations and latency waterfalls.' })
+  @ApiErrors(404)
   async detail(@Principal() principal: ApiPrincipal, @Param('id', new ZodValidationPipe(callIdParam)) id: string) {
     const call = await this.calls.findDetail(principal.organizationId, id);
     // Another organization's call is indistinguishable from a missing one.

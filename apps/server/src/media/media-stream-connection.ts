@@ -1,5 +1,5 @@
 import type { WebSocket, RawData } from 'ws';
-import type { AgentEngine, AgentSession, CallControl, ConversationRecorder } from '@switchboard/conversation';
+import type { AgentCallContext, AgentEngine, AgentSession, CallControl, ConversationRecorder } from '@switchboard/conversation';
 import { TelephonyAudioInput, TelephonyAudioOutput } from '@switchboard/conversation';
 import type { CallRepository } from '@switchboard/persistence';
 import {
@@ -70,6 +70,7 @@ export class MediaStreamConnection implements MediaStreamHandler {
   private events: CallEventBuffer | undefined;
   private recorder: ConversationRecorder | undefined;
   private agent: AgentSession | undefined;
+  private agentContext: AgentCallContext | undefined;
   private input: TelephonyAudioInput | undefined;
   private heldFrames: Uint8Array[] = [];
   private heldFramesDropped = 0;
@@ -91,6 +92,16 @@ export class MediaStreamConnection implements MediaStreamHandler {
     socket.on('message', (data, isBinary) => this.onSocketMessage(data, isBinary));
     socket.on('close', () => void this.end('connection_lost'));
     socket.on('error', (error) => this.deps.logger.warn({ callId: this.callId, err: error }, 'media socket error'));
+  }
+
+  /** The call this connection carries, once its stream token was accepted. */
+  get activeCallId(): string | undefined {
+    return this.callId;
+  }
+
+  /** Answering-machine detection decided after the agent started: the agent reads it from its context. */
+  noteAnsweredBy(answeredBy: string): void {
+    if (this.agentContext) this.agentContext.answeredBy = answeredBy;
   }
 
   /** Ends the call from the server side (shutdown). */
@@ -185,9 +196,11 @@ export class MediaStreamConnection implements MediaStreamHandler {
       this.events.add('error', { code: 'agent_unavailable', engine: call.agentEngine });
       return this.end('agent_error', CLOSE_SERVER_ERROR);
     }
-    const { [STREAM_PARAM_TOKEN]: _secret, ...streamParameters } = start.customParameters;
+    const { [STREAM_PARAM_TOKEN]: _secret, ...customParameters } = start.customParameters;
+    // Twilio's custom parameters win a name clash: they are what our own TwiML set (callId).
+    const streamParameters = { ...call.variables, ...customParameters };
     this.recorder = this.deps.createRecorder(callId, this.events);
-    const context = {
+    const context: AgentCallContext = {
       callId,
       organizationId: call.organizationId,
       agentId: call.agentId,
@@ -197,6 +210,7 @@ export class MediaStreamConnection implements MediaStreamHandler {
       callerNumber: call.fromNumber,
       calledNumber: call.toNumber,
       callStartedAt: call.startedAt,
+      answeredBy: call.answeredBy,
       recorder: this.recorder,
       callControl: this.deps.createCallControl(call.twilioCallSid),
       endCall: (reason: string) => {
@@ -205,6 +219,7 @@ export class MediaStreamConnection implements MediaStreamHandler {
         setImmediate(() => void this.end(known, CLOSE_NORMAL));
       },
     };
+    this.agentContext = context;
     const audio = engine.describeAudio?.(context) ?? engine.audio;
     this.input = new TelephonyAudioInput(audio.inputSampleRate);
     const output = new TelephonyAudioOutput(audio.outputSampleRate, this.session);

@@ -46,6 +46,19 @@ export class MediaStreamService implements OnModuleInit, OnApplicationShutdown {
     return this.connections.size;
   }
 
+  /**
+   * Passes a late answering-machine verdict to the call's live agent, when this process carries its
+   * stream (the record is updated by the webhook either way). Returns whether an agent was told.
+   */
+  noteAnsweredBy(callId: string, answeredBy: string): boolean {
+    for (const connection of this.connections) {
+      if (connection.activeCallId !== callId) continue;
+      connection.noteAnsweredBy(answeredBy);
+      return true;
+    }
+    return false;
+  }
+
   accept(socket: WebSocket): MediaStreamConnection {
     const connection = new MediaStreamConnection(socket, {
       calls: this.calls,

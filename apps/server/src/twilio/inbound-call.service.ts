@@ -1,24 +1,21 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '@switchboard/config';
 import { CallRepository, PhoneNumberRepository } from '@switchboard/persistence';
-import {
-  connectStreamTwiml,
-  mediaStreamUrl,
-  mintStreamToken,
-  rejectCallTwiml,
-  STREAM_PARAM_CALL_ID,
-  STREAM_PARAM_TOKEN,
-  type VoiceWebhookParams,
-} from '@switchboard/telephony';
+import { mintStreamToken, rejectCallTwiml, type VoiceWebhookParams } from '@switchboard/telephony';
 import { PinoLogger } from 'nestjs-pino';
+import { streamToCallTwiml } from './stream-twiml';
 
 /** What the caller hears when the dialled number is not bound to any agent. */
 export const UNKNOWN_NUMBER_MESSAGE =
   'Sorry, this number is not in service with us right now. Please check the number and try again. Goodbye.';
 
+/** What the caller hears when the organization already has as many live calls as it may. */
+export const ALL_AGENTS_BUSY_MESSAGE = 'All our agents are busy right now. Please call again in a few minutes. Goodbye.';
+
 /**
- * Answers Twilio's voice webhook: route the dialled number to its agent, open the call record and
- * hand Twilio a media-stream URL plus a single-use token that the media socket must present.
+ * Answers Twilio's voice webhook: route the dialled number to its agent, open the call record (or
+ * refuse politely when the organization is at its concurrency limit) and hand Twilio a media-stream
+ * URL plus a single-use token that the media socket must present.
  */
 @Injectable()
 export class InboundCallService {
@@ -47,7 +44,7 @@ export class InboundCallService {
     }
 
     const token = mintStreamToken(this.config.streamTokenTtlMs, now);
-    const call = await this.calls.createInbound({
+    const admission = await this.calls.createInboundWithinLimit({
       ...base,
       organizationId: route.organizationId,
       agentId: route.agentId,
@@ -55,11 +52,15 @@ export class InboundCallService {
       streamTokenHash: token.tokenHash,
       streamTokenExpiresAt: token.expiresAt,
       at: now,
+      defaultConcurrencyLimit: this.config.calls.maxConcurrentPerOrg,
     });
+    if (!admission.admitted) {
+      const { limit, activeCalls } = admission.snapshot;
+      this.logger.warn({ callSid: params.callSid, organizationId: route.organizationId, limit, activeCalls }, 'inbound call refused: concurrency limit reached');
+      return rejectCallTwiml(ALL_AGENTS_BUSY_MESSAGE);
+    }
+    const { call } = admission;
     this.logger.info({ callId: call.id, callSid: params.callSid, agentId: route.agentId }, 'inbound call answered');
-    return connectStreamTwiml({
-      streamUrl: mediaStreamUrl(this.config.publicBaseUrl),
-      parameters: { [STREAM_PARAM_CALL_ID]: call.id, [STREAM_PARAM_TOKEN]: token.token },
-    });
+    return streamToCallTwiml(this.config.publicBaseUrl, call.id, token.token);
   }
 }

@@ -1,4 +1,5 @@
-import { Body, Controller, ForbiddenException, Header, HttpCode, Inject, Post, UseGuards } from '@nestjs/common';
+import { Body, Controller, Header, HttpCode, Inject, Post, UseGuards } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
 import { APP_CONFIG, type AppConfig } from '@switchboard/config';
 import { CallRepository } from '@switchboard/persistence';
 import {
@@ -11,8 +12,10 @@ import { PinoLogger } from 'nestjs-pino';
 import { ZodValidationPipe } from '../common/zod-validation.pipe';
 import { InboundCallService } from './inbound-call.service';
 import { TwilioSignatureGuard } from './twilio-signature.guard';
+import { assertOwnTwilioAccount } from './twilio-account';
 
 /** Twilio's HTTP callbacks. Every route is signature-checked before anything is read or stored. */
+@ApiExcludeController()
 @Controller('twilio')
 @UseGuards(TwilioSignatureGuard)
 export class TwilioWebhooksController {
@@ -49,12 +52,7 @@ export class TwilioWebhooksController {
     if (!found) this.logger.warn({ callSid: params.callSid, status: params.status }, 'status callback for an unknown call');
   }
 
-  /** A correctly signed request from another account means a shared token: refuse it. */
   private assertOwnAccount(accountSid: string): void {
-    const expected = this.config.twilio.accountSid;
-    if (expected && expected !== accountSid) {
-      this.logger.warn({ accountSid }, 'Twilio request for another account refused');
-      throw new ForbiddenException({ statusCode: 403, error: 'Forbidden', code: 'wrong_account', message: 'Unexpected AccountSid.' });
-    }
+    assertOwnTwilioAccount(this.config, accountSid, this.logger);
   }
 }

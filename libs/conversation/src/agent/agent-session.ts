@@ -42,8 +42,18 @@ export interface AgentCallContext {
   agentConfigVersion: number;
   /** The stored config of that version (validated by the engine that runs it). */
   config: unknown;
-  /** Custom parameters Twilio passed on `start` (the TwiML <Parameter>s, minus secrets). */
+  /**
+   * The call's parameters: an outbound call's variables (POST /v1/calls) overlaid by the custom
+   * parameters Twilio passed on `start` (the TwiML <Parameter>s, minus secrets), which win a clash.
+   */
   streamParameters: Record<string, string>;
+  /**
+   * Twilio's answering-machine verdict (human, machine_start, fax, unknown, ...) for an outbound call
+   * placed with machine detection; null until known. Asynchronous detection may decide after the
+   * agent started: the edge then updates this field in place, so read it when it matters rather than
+   * copying it at start (prompts rendered at start see the value known then).
+   */
+  answeredBy?: string | null;
   /** The caller's number (E.164) and the number they dialled, as Twilio reported them. */
   callerNumber: string;
   calledNumber: string;

@@ -1,4 +1,4 @@
-import { renderPromptTemplate, type PromptVariables } from './prompt-variables';
+import { promptVariablesOf, renderPromptTemplate, type PromptVariables } from './prompt-variables';
 
 const variables: PromptVariables = {
   callerNumber: '+15550001111',
@@ -35,5 +35,20 @@ describe('renderPromptTemplate', () => {
   it('does not expand placeholders that appear in the values', () => {
     const sneaky: PromptVariables = { ...variables, params: { note: '{{caller.number}}' } };
     expect(renderPromptTemplate('Note: {{call.params.note}}', sneaky)).toBe('Note: {{caller.number}}');
+  });
+
+  it('fills {{call.answeredBy}} with the answering-machine verdict, and empty text while it is unknown', () => {
+    expect(renderPromptTemplate('Answered by {{call.answeredBy}}.', { ...variables, answeredBy: 'machine_start' })).toBe('Answered by machine_start.');
+    expect(renderPromptTemplate('Answered by {{call.answeredBy}}.', { ...variables, answeredBy: null })).toBe('Answered by .');
+    expect(renderPromptTemplate('Answered by {{call.answeredBy}}.', variables)).toBe('Answered by .');
+  });
+});
+
+describe('promptVariablesOf', () => {
+  it('takes the stream parameters as call.params and carries answeredBy when the edge knows it', () => {
+    const call = { callerNumber: '+15550001111', calledNumber: '+15550002222', callId: 'call-7', streamParameters: { customerName: 'Ada' } };
+    const known = promptVariablesOf({ ...call, answeredBy: 'human' });
+    expect(renderPromptTemplate('{{call.params.customerName}} / {{call.answeredBy}}', known)).toBe('Ada / human');
+    expect(promptVariablesOf(call).answeredBy).toBeNull();
   });
 });

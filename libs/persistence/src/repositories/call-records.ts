@@ -85,8 +85,13 @@ export function toCallRecord(row: CallRow): CallRecord {
     ...row,
     direction: row.direction as CallDirection,
     statusTimeline: Array.isArray(row.statusTimeline) ? (row.statusTimeline as unknown as StatusTimelineEntry[]) : [],
-    variables: isStringRecord(row.variables) ? row.variables : {},
+    variables: toCallRecordVariables(row.variables),
   };
+}
+
+/** calls.variables as stored (a JSON object of strings); anything else reads as no variables. */
+export function toCallRecordVariables(value: unknown): Record<string, string> {
+  return isStringRecord(value) ? value : {};
 }
 
 export function toCallEventRecord(row: CallEvent): CallEventRecord {

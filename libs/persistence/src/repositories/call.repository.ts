@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
 import { Prisma } from '../generated/prisma/client';
 import { PrismaService } from '../prisma.service';
 import { isUniqueViolation } from '../database-errors';
@@ -12,12 +12,27 @@ import {
   CallRecord,
   OMIT_STREAM_TOKEN,
   toCallEventRecord,
+  toCallRecordVariables,
   toCallRecord,
 } from './call-records';
-import { isTwilioCallStatus, TERMINAL_CALL_STATUSES } from './call-status';
+import { isTerminalCallStatus, isTwilioCallStatus, TERMINAL_CALL_STATUSES } from './call-status';
+import {
+  CONCURRENCY_LIMIT_REASON,
+  isOverLimit,
+  lockOrganizationCalls,
+  readConcurrency,
+  recordRefusal,
+  type Admission,
+  type AnsweredByInput,
+  type CreateOutboundCallInput,
+  type IssueOutboundStreamTokenInput,
+} from './call-admission';
 import { toToolInvocationRecord, toTranscriptTurnRecord, toTurnLatencyRecord } from './conversation-records';
 import type { AgentEngine } from './agent.repository';
 import type { JsonValue } from './json';
+import { WebhookOutbox } from '../webhooks/webhook-outbox';
+import { callEventData } from '../webhooks/webhook-payloads';
+import type { WebhookEventType } from '../webhooks/webhook-event-types';
 
 export const CALL_LIST_MAX_LIMIT = 200;
 
@@ -62,6 +77,10 @@ export interface StreamCallContext {
   toNumber: string;
   /** calls.started_at: the origin of every offset recorded for the call. */
   startedAt: Date;
+  /** Per-call variables from POST /v1/calls ({} for inbound calls). */
+  variables: Record<string, string>;
+  /** Twilio's answering-machine verdict, when it was known as the stream started (async AMD may come later). */
+  answeredBy: string | null;
 }
 
 export type StreamTokenOutcome = 'ok' | 'missing' | 'reused' | 'expired' | 'mismatch';
@@ -92,21 +111,24 @@ export interface ListCallsInput {
 
 @Injectable()
 export class CallRepository {
-  constructor(private readonly prisma: PrismaService) {}
+  private readonly outbox: WebhookOutbox;
+
+  constructor(
+    private readonly prisma: PrismaService,
+    @Optional() outbox?: WebhookOutbox,
+  ) {
+    this.outbox = outbox ?? new WebhookOutbox();
+  }
 
   /** Records an answered inbound call, with the hash of the token its media stream must present. */
   async createInbound(input: CreateInboundCallInput): Promise<CallRecord> {
     assertIdentity(input);
     if (!isUuid(input.organizationId) || !isUuid(input.agentId)) throw invalidInput('Invalid organization or agent id');
     try {
-      return await this.insert({
-        ...identityData(input),
-        organizationId: input.organizationId,
-        agentId: input.agentId,
-        agentConfigVersion: input.agentConfigVersion,
-        streamTokenHash: input.streamTokenHash,
-        streamTokenExpiresAt: input.streamTokenExpiresAt,
-      });
+      const call = await this.prisma.$transaction((tx) => this.createInboundInTransaction(tx, input));
+      // Nudge the webhook worker (call.started) now that the transaction has committed.
+      this.outbox.committed(1);
+      return call;
     } catch (error) {
       if (!(error instanceof PersistenceError && error.code === 'conflict')) throw error;
       return this.reissueStreamToken(input);
@@ -165,6 +187,8 @@ export class CallRepository {
         from_number: string;
         to_number: string;
         started_at: Date;
+        variables: JsonValue;
+        answered_by: string | null;
       }>
     >(Prisma.sql`
       WITH claimed AS (
@@ -177,10 +201,11 @@ export class CallRepository {
           AND stream_token_hash = ${tokenHash}
           AND stream_token_used_at IS NULL
           AND stream_token_expires_at > ${nowIso}::timestamptz
-        RETURNING organization_id, agent_id, agent_config_version, twilio_call_sid, from_number, to_number, started_at
+        RETURNING organization_id, agent_id, agent_config_version, twilio_call_sid, from_number, to_number, started_at,
+                  variables, answered_by
       )
       SELECT c.organization_id, a.id AS agent_id, a.engine, v.version, v.config,
-             c.twilio_call_sid, c.from_number, c.to_number, c.started_at
+             c.twilio_call_sid, c.from_number, c.to_number, c.started_at, c.variables, c.answered_by
       FROM claimed c
       JOIN agents a ON a.id = c.agent_id
       JOIN agent_config_versions v ON v.agent_id = c.agent_id AND v.version = c.agent_config_version`);
@@ -199,6 +224,8 @@ export class CallRepository {
           fromNumber: row.from_number,
           toNumber: row.to_number,
           startedAt: new Date(row.started_at),
+          variables: toCallRecordVariables(row.variables),
+          answeredBy: row.answered_by,
         },
       };
     }
@@ -226,28 +253,37 @@ export class CallRepository {
   /**
    * Records why the call ended. Idempotent: the first end reason wins and later calls change
    * nothing (returns false). endedAt keeps the earliest time seen, whether it came from here or
-   * from Twilio's terminal status callback.
+   * from Twilio's terminal status callback. Emits call.ended when this is the call's first end
+   * (see enqueueEndedIfFirstEnd), in the same transaction.
    */
   async finalise(callId: string, end: { endReason: string; endedAt: Date }): Promise<boolean> {
     if (!isUuid(callId)) return false;
     if (end.endReason.trim().length === 0) throw invalidInput('endReason must not be empty');
-    const applied = await this.prisma.$executeRaw(Prisma.sql`
-      UPDATE calls
-      SET end_reason = ${end.endReason},
-          ended_at = LEAST(ended_at, ${end.endedAt.toISOString()}::timestamptz),
-          updated_at = now()
-      WHERE id = ${callId}::uuid AND end_reason IS NULL`);
-    return applied === 1;
+    const { applied, deliveries } = await this.prisma.$transaction(async (tx) => {
+      const before = await lockCall(tx, Prisma.sql`id = ${callId}::uuid`);
+      if (!before || before.endReason !== null) return { applied: false, deliveries: 0 };
+      await tx.$executeRaw(Prisma.sql`
+        UPDATE calls
+        SET end_reason = ${end.endReason},
+            ended_at = LEAST(ended_at, ${end.endedAt.toISOString()}::timestamptz),
+            updated_at = now()
+        WHERE id = ${callId}::uuid`);
+      return { applied: true, deliveries: await this.enqueueEndedIfFirstEnd(tx, before) };
+    });
+    this.outbox.committed(deliveries);
+    return applied;
   }
 
   /**
-   * Applies a Twilio status callback in one UPDATE (callbacks for a call may arrive
+   * Applies a Twilio status callback in one UPDATE of the locked row (callbacks for a call may arrive
    * concurrently and out of order):
    *  - the callback is always added to the timeline;
    *  - `status` moves only to a newer SequenceNumber, and never from a terminal status back to
    *    a non-terminal one (the only guard when Twilio sends no sequence numbers);
    *  - answeredAt / endedAt keep the earliest 'in-progress' / terminal time;
-   *  - durations are set when present.
+   *  - durations are set when present;
+   *  - the first 'in-progress' (answeredAt was unset) emits call.answered, and a terminal status
+   *    that is the call's first end emits call.ended, in the same transaction.
    * Returns false when no call has this CallSid.
    */
   async applyStatusCallback(input: StatusCallbackInput): Promise<boolean> {
@@ -264,7 +300,12 @@ export class CallRepository {
     const wouldReopen = Prisma.sql`(status = ANY(${terminal}::text[]) AND NOT (${status}::text = ANY(${terminal}::text[])))`;
     const applies = Prisma.sql`(${isNewer} AND NOT ${wouldReopen})`;
     const isTerminal = Prisma.sql`(${status}::text = ANY(${terminal}::text[]))`;
-    const updated = await this.prisma.$executeRaw(Prisma.sql`
+    const { found, deliveries } = await this.prisma.$transaction(async (tx) => {
+      // Locked first so that the old answered_at / ended_at decide, race-free, whether this
+      // callback is the one that answered or ended the call (each emits its webhook event once).
+      const before = await lockCall(tx, Prisma.sql`twilio_call_sid = ${twilioCallSid}`);
+      if (!before) return { found: false, deliveries: 0 };
+      await tx.$executeRaw(Prisma.sql`
       UPDATE calls SET
         status_timeline = (
           SELECT jsonb_agg(e ORDER BY (e->>'sequenceNumber')::int NULLS FIRST, (e->>'at')::timestamptz)
@@ -279,8 +320,39 @@ export class CallRepository {
         duration_seconds = COALESCE(${input.callDurationSeconds ?? null}::int, duration_seconds),
         billed_minutes = COALESCE(${input.billedMinutes ?? null}::int, billed_minutes),
         updated_at = now()
-      WHERE twilio_call_sid = ${twilioCallSid}`);
-    return updated === 1;
+      WHERE id = ${before.id}::uuid`);
+      let enqueued = 0;
+      if (status === 'in-progress' && before.answeredAt === null) {
+        enqueued += await this.enqueueCallEvent(tx, 'call.answered', await this.readCall(tx, before.id));
+      }
+      if (isTerminalCallStatus(status)) enqueued += await this.enqueueEndedIfFirstEnd(tx, before);
+      return { found: true, deliveries: enqueued };
+    });
+    this.outbox.committed(deliveries);
+    return found;
+  }
+
+  /**
+   * call.ended is emitted exactly once per call, by whichever write first gives the call an
+   * ended_at: Switchboard's finalise (media path) or Twilio's terminal status callback, whichever
+   * commits first. Both lock the row before reading ended_at, so they cannot both see it unset.
+   * The event carries the call as it stood then: endReason may still be null (Twilio was first)
+   * or durationSeconds not yet known (finalise was first).
+   */
+  private async enqueueEndedIfFirstEnd(tx: Prisma.TransactionClient, before: LockedCall): Promise<number> {
+    if (before.endedAt !== null) return 0;
+    const after = await this.readCall(tx, before.id);
+    return after.endedAt === null ? 0 : this.enqueueCallEvent(tx, 'call.ended', after);
+  }
+
+  private async enqueueCallEvent(tx: Prisma.TransactionClient, type: WebhookEventType, call: CallRecord): Promise<number> {
+    // A call no organization owns (unknown number) has nobody to notify.
+    if (call.organizationId === null) return 0;
+    return this.outbox.enqueue(tx, [{ organizationId: call.organizationId, type, callId: call.id, data: callEventData(call) }]);
+  }
+
+  private async readCall(tx: Prisma.TransactionClient, id: string): Promise<CallRecord> {
+    return toCallRecord(await tx.call.findUniqueOrThrow({ where: { id }, omit: OMIT_STREAM_TOKEN }));
   }
 
   /**
@@ -351,9 +423,204 @@ export class CallRepository {
     return row ? toCallRecord(row) : null;
   }
 
-  private async insert(data: Prisma.CallUncheckedCreateInput): Promise<CallRecord> {
+  /**
+   * Records an answered inbound call inside the caller's transaction (the concurrency check, and
+   * anything else that must commit with the call, share it).
+   */
+  async createInboundInTransaction(tx: Prisma.TransactionClient, input: CreateInboundCallInput): Promise<CallRecord> {
+    assertIdentity(input);
+    if (!isUuid(input.organizationId) || !isUuid(input.agentId)) throw invalidInput('Invalid organization or agent id');
+    const call = await this.insert(
+      {
+        ...identityData(input),
+        organizationId: input.organizationId,
+        agentId: input.agentId,
+        agentConfigVersion: input.agentConfigVersion,
+        streamTokenHash: input.streamTokenHash,
+        streamTokenExpiresAt: input.streamTokenExpiresAt,
+      },
+      tx,
+    );
+    // The call and its call.started webhook event commit together (transactional outbox).
+    await this.enqueueCallEvent(tx, 'call.started', call);
+    return call;
+  }
+
+  /**
+   * createInbound under the organization's concurrency limit, decided in ONE transaction holding
+   * the organization's advisory lock (count + insert cannot interleave with another admission).
+   * Over the limit the call is stored as rejected (end reason 'concurrency_limit') and counted in
+   * call_refusals. A Twilio retry of a webhook already answered gets the same answer again: the
+   * admitted call with a fresh token, or the refusal (counted once).
+   */
+  async createInboundWithinLimit(input: CreateInboundCallInput & { defaultConcurrencyLimit: number }): Promise<Admission<CallRecord>> {
+    assertIdentity(input);
+    if (!isUuid(input.organizationId) || !isUuid(input.agentId)) throw invalidInput('Invalid organization or agent id');
+    const outcome = await this.prisma.$transaction(async (tx): Promise<Admission<CallRecord> | 'retry'> => {
+      await lockOrganizationCalls(tx, input.organizationId);
+      const snapshot = await readConcurrency(tx, input.organizationId, input.defaultConcurrencyLimit);
+      const earlier = await tx.call.findUnique({ where: { twilioCallSid: input.twilioCallSid }, select: { endReason: true } });
+      if (earlier?.endReason === CONCURRENCY_LIMIT_REASON) return { admitted: false, snapshot };
+      if (earlier) return 'retry';
+      if (isOverLimit(snapshot)) {
+        const data = identityData(input);
+        await this.insert(
+          { ...data, organizationId: input.organizationId, agentId: input.agentId, endReason: CONCURRENCY_LIMIT_REASON, endedAt: data.startedAt },
+          tx,
+        );
+        await recordRefusal(tx, {
+          organizationId: input.organizationId,
+          direction: 'inbound',
+          fromNumber: input.fromNumber,
+          toNumber: input.toNumber,
+          snapshot,
+          at: data.startedAt,
+        });
+        return { admitted: false, snapshot };
+      }
+      return { admitted: true, call: await this.createInboundInTransaction(tx, input) };
+    });
+    if (outcome === 'retry') return { admitted: true, call: await this.reissueStreamToken(input) };
+    // Nudge the webhook worker (call.started) now that the transaction has committed.
+    if (outcome.admitted) this.outbox.committed(1);
+    return outcome;
+  }
+
+  /**
+   * Reserves an outbound call's place under the concurrency limit (same lock and count as
+   * createInboundWithinLimit) BEFORE Twilio is asked to dial: the row is live from here on, with no
+   * CallSid until attachTwilioCallSid. Over the limit nothing is stored but the call_refusals row.
+   */
+  async createOutboundWithinLimit(input: CreateOutboundCallInput): Promise<Admission<CallRecord>> {
+    if (!isUuid(input.organizationId) || !isUuid(input.agentId)) throw invalidInput('Invalid organization or agent id');
+    for (const field of ['twilioAccountSid', 'fromNumber', 'toNumber'] as const) {
+      if (input[field].trim().length === 0) throw invalidInput(`${field} must not be empty`);
+    }
+    const startedAt = input.at ?? new Date();
+    const outcome = await this.prisma.$transaction(async (tx): Promise<Admission<CallRecord>> => {
+      await lockOrganizationCalls(tx, input.organizationId);
+      const snapshot = await readConcurrency(tx, input.organizationId, input.defaultConcurrencyLimit);
+      if (isOverLimit(snapshot)) {
+        await recordRefusal(tx, {
+          organizationId: input.organizationId,
+          direction: 'outbound',
+          fromNumber: input.fromNumber,
+          toNumber: input.toNumber,
+          snapshot,
+          at: startedAt,
+        });
+        return { admitted: false, snapshot };
+      }
+      const call = await this.insert(
+        {
+          twilioCallSid: null,
+          twilioAccountSid: input.twilioAccountSid,
+          direction: 'outbound',
+          fromNumber: input.fromNumber,
+          toNumber: input.toNumber,
+          status: 'queued',
+          startedAt,
+          statusTimeline: [{ status: 'queued', at: startedAt.toISOString(), sequenceNumber: null }],
+          organizationId: input.organizationId,
+          agentId: input.agentId,
+          agentConfigVersion: input.agentConfigVersion,
+          variables: input.variables,
+          machineDetection: input.machineDetection,
+        },
+        tx,
+      );
+      // The reserved call and its call.started webhook event commit together (transactional outbox).
+      await this.enqueueCallEvent(tx, 'call.started', call);
+      return { admitted: true, call };
+    });
+    if (outcome.admitted) this.outbox.committed(1);
+    return outcome;
+  }
+
+  /** Stores the CallSid Twilio's calls.create answered with; false when the call already has another. */
+  async attachTwilioCallSid(callId: string, twilioCallSid: string): Promise<boolean> {
+    if (!isUuid(callId) || twilioCallSid.trim().length === 0) return false;
+    const { count } = await this.prisma.call.updateMany({
+      where: { id: callId, direction: 'outbound', OR: [{ twilioCallSid: null }, { twilioCallSid }] },
+      data: { twilioCallSid },
+    });
+    return count === 1;
+  }
+
+  /** Twilio never placed the call (calls.create refused or unreachable): its status becomes 'failed'. */
+  async markOutboundFailed(callId: string, at: Date): Promise<void> {
+    if (!isUuid(callId)) return;
+    const entry = JSON.stringify({ status: 'failed', at: at.toISOString(), sequenceNumber: null });
+    await this.prisma.$executeRaw(Prisma.sql`
+      UPDATE calls SET status = 'failed', status_timeline = status_timeline || jsonb_build_array(${entry}::jsonb), updated_at = now()
+      WHERE id = ${callId}::uuid AND direction = 'outbound' AND end_reason IS NULL`);
+  }
+
+  /**
+   * Twilio fetches an outbound call's TwiML when the callee answers: that is when the single-use
+   * stream token is minted (a token minted at dial time could expire while the phone rings). Only
+   * for the call Twilio names (its CallSid is stored here if calls.create has not answered yet),
+   * before its stream started and while it is not over. A repeated fetch replaces the token.
+   * Returns null when the token cannot be issued.
+   */
+  async issueOutboundStreamToken(input: IssueOutboundStreamTokenInput): Promise<CallRecord | null> {
+    const { callId, twilioCallSid } = input;
+    if (!isUuid(callId) || twilioCallSid.trim().length === 0) return null;
+    const { count } = await this.prisma.call.updateMany({
+      where: {
+        id: callId,
+        direction: 'outbound',
+        OR: [{ twilioCallSid: null }, { twilioCallSid }],
+        streamStartedAt: null,
+        endReason: null,
+        endedAt: null,
+      },
+      data: {
+        twilioCallSid,
+        streamTokenHash: input.streamTokenHash,
+        streamTokenExpiresAt: input.streamTokenExpiresAt,
+        streamTokenUsedAt: null,
+      },
+    });
+    return count === 1 ? this.findById(callId) : null;
+  }
+
+  /**
+   * Records Twilio's answering-machine verdict (AnsweredBy) and an 'amd_result' call event, in one
+   * transaction. Returns the call's id and organization, or null when no call has this CallSid.
+   */
+  async recordAnsweredBy(input: AnsweredByInput): Promise<{ callId: string; organizationId: string | null } | null> {
+    if (input.answeredBy.trim().length === 0) throw invalidInput('answeredBy must not be empty');
+    return this.prisma.$transaction(async (tx) => {
+      const rows = await tx.$queryRaw<Array<{ id: string; organization_id: string | null; started_at: Date }>>(Prisma.sql`
+        UPDATE calls SET answered_by = ${input.answeredBy}, updated_at = now()
+        WHERE twilio_call_sid = ${input.twilioCallSid}
+        RETURNING id, organization_id, started_at`);
+      const row = rows[0];
+      if (!row) return null;
+      await tx.callEvent.create({
+        data: {
+          callId: row.id,
+          at: input.at,
+          offsetMs: Math.round(input.at.getTime() - new Date(row.started_at).getTime()),
+          type: 'amd_result',
+          payload: { answeredBy: input.answeredBy, detectionDurationMs: input.detectionDurationMs ?? null },
+        },
+      });
+      return { callId: row.id, organizationId: row.organization_id };
+    });
+  }
+
+  /** The organization's call without its conversation records, or null when missing or another organization's. */
+  async findForOrganization(organizationId: string, id: string): Promise<CallRecord | null> {
+    if (!isUuid(id) || !isUuid(organizationId)) return null;
+    const row = await this.prisma.call.findFirst({ where: { id, organizationId }, omit: OMIT_STREAM_TOKEN });
+    return row ? toCallRecord(row) : null;
+  }
+
+  private async insert(data: Prisma.CallUncheckedCreateInput, db: Prisma.TransactionClient = this.prisma): Promise<CallRecord> {
     try {
-      return toCallRecord(await this.prisma.call.create({ data, omit: OMIT_STREAM_TOKEN }));
+      return toCallRecord(await db.call.create({ data, omit: OMIT_STREAM_TOKEN }));
     } catch (error) {
       if (isUniqueViolation(error)) {
         throw new PersistenceError('conflict', `A call with CallSid ${data.twilioCallSid} is already recorded`);
@@ -361,6 +628,22 @@ export class CallRepository {
       throw error;
     }
   }
+}
+
+interface LockedCall {
+  id: string;
+  answeredAt: Date | null;
+  endedAt: Date | null;
+  endReason: string | null;
+}
+
+/** Row-locks one call for the rest of the transaction and returns what it was before this write. */
+async function lockCall(tx: Prisma.TransactionClient, where: Prisma.Sql): Promise<LockedCall | null> {
+  const rows = await tx.$queryRaw<Array<{ id: string; answered_at: Date | null; ended_at: Date | null; end_reason: string | null }>>(
+    Prisma.sql`SELECT id, answered_at, ended_at, end_reason FROM calls WHERE ${where} FOR UPDATE`,
+  );
+  const row = rows[0];
+  return row ? { id: row.id, answeredAt: row.answered_at, endedAt: row.ended_at, endReason: row.end_reason } : null;
 }
 
 function assertIdentity(input: TwilioCallIdentity): void {

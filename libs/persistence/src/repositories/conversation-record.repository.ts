@@ -1,10 +1,18 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
 import { Prisma } from '../generated/prisma/client';
 import { PrismaService } from '../prisma.service';
 import { invalidInput, PersistenceError } from '../persistence.errors';
 import { isUuid } from '../uuid';
 import { mergeTurnLatencies, toToolInvocationRow, toTranscriptTurnRow } from './conversation-record-input';
-import type { ToolInvocationInput, TranscriptTurnInput, TurnLatencyInput } from './conversation-records';
+import {
+  toToolInvocationRecord,
+  toTranscriptTurnRecord,
+  type ToolInvocationInput,
+  type TranscriptTurnInput,
+  type TurnLatencyInput,
+} from './conversation-records';
+import { WebhookOutbox, type WebhookEventInput } from '../webhooks/webhook-outbox';
+import { toolInvocationData, transcriptTurnData } from '../webhooks/webhook-payloads';
 
 /** Largest batch one write takes; bigger batches are a caller bug (unbounded buffering). */
 export const CONVERSATION_RECORD_MAX_BATCH = 1_000;
@@ -14,23 +22,62 @@ export const CONVERSATION_RECORD_MAX_BATCH = 1_000;
  * waterfalls. The media path buffers records and writes them in batches; every method is one
  * statement, all-or-nothing, and safe to repeat after a failure (a retried batch never
  * duplicates a turn or a waterfall). Throws invalid_input naming the bad record before anything
- * is written, and not_found when the call does not exist.
+ * is written, and not_found when the call does not exist. Turns and tool invocations are also
+ * webhook events (transcript.turn, tool.invoked), written to the outbox in the same transaction.
  */
 @Injectable()
 export class ConversationRecordRepository {
-  constructor(private readonly prisma: PrismaService) {}
+  private readonly outbox: WebhookOutbox;
 
-  /** Inserts turns; a turn whose (call, index) is already stored is skipped, not overwritten. */
+  constructor(
+    private readonly prisma: PrismaService,
+    @Optional() outbox?: WebhookOutbox,
+  ) {
+    this.outbox = outbox ?? new WebhookOutbox();
+  }
+
+  /**
+   * Inserts turns; a turn whose (call, index) is already stored is skipped, not overwritten. Only
+   * the turns actually inserted become transcript.turn events, so a retried batch emits nothing twice.
+   */
   async appendTranscriptTurns(callId: string, turns: readonly TranscriptTurnInput[]): Promise<void> {
     if (!checkBatch(callId, turns.length, 'transcript turns')) return;
     const data = turns.map((turn, at) => toTranscriptTurnRow(callId, turn, at));
-    await this.withCall(callId, () => this.prisma.transcriptTurn.createMany({ data, skipDuplicates: true }));
+    await this.withCall(callId, () =>
+      this.prisma.$transaction(async (tx) => {
+        const inserted = await tx.transcriptTurn.createManyAndReturn({ data, skipDuplicates: true });
+        const events = inserted
+          .sort((a, b) => a.index - b.index)
+          .map((row) => ({ type: 'transcript.turn' as const, data: transcriptTurnData(callId, toTranscriptTurnRecord(row)) }));
+        return this.enqueueForCall(tx, callId, events);
+      }),
+    );
   }
 
+  /** One tool.invoked event per invocation, in the same transaction as the rows. */
   async insertToolInvocations(callId: string, items: readonly ToolInvocationInput[]): Promise<void> {
     if (!checkBatch(callId, items.length, 'tool invocations')) return;
     const data = items.map((item, at) => toToolInvocationRow(callId, item, at));
-    await this.withCall(callId, () => this.prisma.toolInvocation.createMany({ data }));
+    await this.withCall(callId, () =>
+      this.prisma.$transaction(async (tx) => {
+        const inserted = await tx.toolInvocation.createManyAndReturn({ data });
+        const events = inserted.map((row) => ({ type: 'tool.invoked' as const, data: toolInvocationData(callId, toToolInvocationRecord(row)) }));
+        return this.enqueueForCall(tx, callId, events);
+      }),
+    );
+  }
+
+  /** Writes the call's events to the outbox (its organization's subscriptions); returns deliveries written. */
+  private async enqueueForCall(
+    tx: Prisma.TransactionClient,
+    callId: string,
+    events: Array<Pick<WebhookEventInput, 'type' | 'data'>>,
+  ): Promise<number> {
+    if (events.length === 0) return 0;
+    const call = await tx.call.findUnique({ where: { id: callId }, select: { organizationId: true } });
+    if (!call?.organizationId) return 0;
+    const organizationId = call.organizationId;
+    return this.outbox.enqueue(tx, events.map((event) => ({ ...event, organizationId, callId })));
   }
 
   /**
@@ -68,10 +115,13 @@ export class ConversationRecordRepository {
     if (affected === 0) throw callNotFound(callId);
   }
 
-  /** Runs a write whose rows reference the call, turning a foreign-key failure into not_found. */
-  private async withCall(callId: string, write: () => Promise<unknown>): Promise<void> {
+  /**
+   * Runs a write whose rows reference the call, turning a foreign-key failure into not_found; the
+   * write returns how many webhook deliveries it committed, so the delivery worker can be nudged.
+   */
+  private async withCall(callId: string, write: () => Promise<number>): Promise<void> {
     try {
-      await write();
+      this.outbox.committed(await write());
     } catch (error) {
       if (isForeignKeyViolation(error)) throw callNotFound(callId, error);
       throw error;

@@ -4,12 +4,30 @@ import { Prisma } from '../generated/prisma/client';
 import { PrismaService } from '../prisma.service';
 import { invalidInput } from '../persistence.errors';
 import { isUuid } from '../uuid';
+import { readConcurrency } from './call-admission';
 
 export interface OrganizationRecord {
   id: string;
   name: string;
   createdAt: Date;
 }
+
+/** The organization's concurrency limit and how it is being used (GET /v1/organization). */
+export interface OrganizationCallUsage {
+  id: string;
+  name: string;
+  createdAt: Date;
+  /** The organization's own limit; null = the deployment default applies. */
+  maxConcurrentCalls: number | null;
+  /** The limit enforced now (maxConcurrentCalls, else the default). */
+  effectiveMaxConcurrentCalls: number;
+  activeCalls: number;
+  /** Calls refused over the limit in the 24 hours before `at`. */
+  refusedCallsLast24h: number;
+  refusedCallsTotal: number;
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
 
 @Injectable()
 export class OrganizationRepository {
@@ -32,6 +50,35 @@ export class OrganizationRepository {
 
   async findById(id: string): Promise<OrganizationRecord | null> {
     if (!isUuid(id)) return null;
-    return this.prisma.organization.findUnique({ where: { id } });
+    return this.prisma.organization.findUnique({ where: { id }, select: { id: true, name: true, createdAt: true } });
+  }
+
+  /** Null when the organization does not exist. */
+  async callUsage(id: string, defaultConcurrencyLimit: number, at = new Date()): Promise<OrganizationCallUsage | null> {
+    const organization = await this.findById(id);
+    if (!organization) return null;
+    const [concurrency, refusedCallsLast24h, refusedCallsTotal] = await Promise.all([
+      readConcurrency(this.prisma, id, defaultConcurrencyLimit),
+      this.prisma.callRefusal.count({ where: { organizationId: id, at: { gt: new Date(at.getTime() - DAY_MS) } } }),
+      this.prisma.callRefusal.count({ where: { organizationId: id } }),
+    ]);
+    return {
+      ...organization,
+      maxConcurrentCalls: concurrency.ownLimit,
+      effectiveMaxConcurrentCalls: concurrency.limit,
+      activeCalls: concurrency.activeCalls,
+      refusedCallsLast24h,
+      refusedCallsTotal,
+    };
+  }
+
+  /** Sets the organization's own limit (null = back to the default); false when it does not exist. */
+  async setMaxConcurrentCalls(id: string, maxConcurrentCalls: number | null): Promise<boolean> {
+    if (maxConcurrentCalls !== null && (!Number.isInteger(maxConcurrentCalls) || maxConcurrentCalls < 0)) {
+      throw invalidInput('maxConcurrentCalls must be a non-negative integer or null');
+    }
+    if (!isUuid(id)) return false;
+    const { count } = await this.prisma.organization.updateMany({ where: { id }, data: { maxConcurrentCalls } });
+    return count === 1;
   }
 }

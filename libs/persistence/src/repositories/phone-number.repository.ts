@@ -105,6 +105,12 @@ export class PhoneNumberRepository {
     return { items: page, nextCursor: rows.length > limit && last ? encodeCallCursor(last) : null };
   }
 
+  /** Whether the organization has registered this number (the only numbers it may call from). */
+  async ownsNumber(organizationId: string, e164: string): Promise<boolean> {
+    if (!isUuid(organizationId) || !isE164(e164)) return false;
+    return (await this.prisma.phoneNumber.count({ where: { organizationId, e164 } })) === 1;
+  }
+
   /** The organization's number, or null when missing or another organization's. */
   async findById(organizationId: string, id: string): Promise<PhoneNumberRecord | null> {
     if (!isUuid(id) || !isUuid(organizationId)) return null;

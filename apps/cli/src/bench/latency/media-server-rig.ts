@@ -130,6 +130,8 @@ export class MediaServerRig {
             fromNumber: '+15550100001',
             toNumber: '+15550100002',
             startedAt: new Date(),
+            variables: {},
+            answeredBy: null,
           },
         };
       },

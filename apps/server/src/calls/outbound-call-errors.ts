@@ -1,0 +1,71 @@
+import { BadRequestException, ConflictException, HttpException, HttpStatus, NotFoundException, ServiceUnavailableException } from '@nestjs/common';
+import type { ConcurrencySnapshot } from '@switchboard/persistence';
+import type { TwilioFailure } from '../telephony-control/twilio-failure';
+
+/** How long a client refused over the concurrency limit is told to wait before trying again. */
+export const CONCURRENCY_RETRY_AFTER_SECONDS = 30;
+
+export function callNotFound(id: string): NotFoundException {
+  return new NotFoundException({ statusCode: 404, error: 'Not Found', code: 'call_not_found', message: `No call ${id}.` });
+}
+
+export function fromNumberNotOwned(from: string): BadRequestException {
+  return new BadRequestException({
+    statusCode: 400,
+    error: 'Bad Request',
+    code: 'from_number_not_owned',
+    message: `${from} is not one of this organization's phone numbers; register it with POST /v1/phone-numbers first.`,
+  });
+}
+
+export function twilioNotConfigured(): ServiceUnavailableException {
+  return new ServiceUnavailableException({
+    statusCode: 503,
+    error: 'Service Unavailable',
+    code: 'twilio_not_configured',
+    message: 'Placing calls needs TWILIO_ACCOUNT_SID and TWILIO_AUTH_TOKEN to be set on the server.',
+  });
+}
+
+export function concurrencyLimitReached(snapshot: ConcurrencySnapshot): HttpException {
+  return new HttpException(
+    {
+      statusCode: 429,
+      error: 'Too Many Requests',
+      code: 'concurrency_limit',
+      message: `This organization already has ${snapshot.activeCalls} live calls, its limit is ${snapshot.limit}. Try again when a call has ended.`,
+      limit: snapshot.limit,
+      activeCalls: snapshot.activeCalls,
+      retryAfterSeconds: CONCURRENCY_RETRY_AFTER_SECONDS,
+    },
+    HttpStatus.TOO_MANY_REQUESTS,
+  );
+}
+
+/** Twilio refused or could not be reached; the body says what Twilio said (never credentials). */
+export function twilioRefused(action: string, callId: string, failure: TwilioFailure): HttpException {
+  return new HttpException(
+    {
+      statusCode: 502,
+      error: 'Bad Gateway',
+      code: 'twilio_error',
+      message: `Twilio did not ${action}: ${failure.message}`,
+      callId,
+      twilio: failure,
+    },
+    HttpStatus.BAD_GATEWAY,
+  );
+}
+
+export function callAlreadyEnded(id: string): ConflictException {
+  return new ConflictException({ statusCode: 409, error: 'Conflict', code: 'call_already_ended', message: `Call ${id} has already ended.` });
+}
+
+export function callNotPlacedYet(id: string): ConflictException {
+  return new ConflictException({
+    statusCode: 409,
+    error: 'Conflict',
+    code: 'call_not_placed_yet',
+    message: `Call ${id} is still being placed with Twilio; try again in a moment.`,
+  });
+}

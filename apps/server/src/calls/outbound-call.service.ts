@@ -1,0 +1,139 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { APP_CONFIG, type AppConfig } from '@switchboard/config';
+import { CallControlError } from '@switchboard/conversation';
+import {
+  AgentRepository,
+  CallEventRepository,
+  CallRepository,
+  PhoneNumberRepository,
+  type CallRecord,
+  type ConcurrencySnapshot,
+} from '@switchboard/persistence';
+import { webhookUrl } from '@switchboard/telephony';
+import { PinoLogger } from 'nestjs-pino';
+import { unknownAgent } from '../phone-numbers/phone-number-errors';
+import { describeTwilioFailure } from '../telephony-control/twilio-failure';
+import { TwilioRestClientFactory } from '../telephony-control/twilio-rest-client.factory';
+import {
+  callAlreadyEnded,
+  callNotFound,
+  callNotPlacedYet,
+  fromNumberNotOwned,
+  twilioNotConfigured,
+  twilioRefused,
+} from './outbound-call-errors';
+import type { PlaceCallBody } from './outbound-call-requests.schema';
+
+/** Every call progress event Twilio can report, so the record's status timeline is complete. */
+const STATUS_CALLBACK_EVENTS = ['initiated', 'ringing', 'answered', 'completed'];
+
+export type PlaceCallOutcome = { placed: true; call: CallRecord } | { placed: false; snapshot: ConcurrencySnapshot };
+
+/**
+ * Outbound calls through Twilio's REST API. A call is first reserved under the organization's
+ * concurrency limit (a live row, no CallSid yet), then placed with calls.create; Twilio fetches the
+ * TwiML (POST /twilio/outbound/:callId) when the callee answers. A call Twilio refuses is finalised
+ * at once, so a reservation never stays counted for a call that was never placed.
+ */
+@Injectable()
+export class OutboundCallService {
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly calls: CallRepository,
+    private readonly callEvents: CallEventRepository,
+    private readonly agents: AgentRepository,
+    private readonly phoneNumbers: PhoneNumberRepository,
+    private readonly twilioRest: TwilioRestClientFactory,
+    private readonly logger: PinoLogger,
+  ) {
+    this.logger.setContext(OutboundCallService.name);
+  }
+
+  async place(organizationId: string, body: PlaceCallBody): Promise<PlaceCallOutcome> {
+    const agent = await this.agents.findById(organizationId, body.agentId);
+    if (!agent) throw unknownAgent(body.agentId);
+    if (!(await this.phoneNumbers.ownsNumber(organizationId, body.from))) throw fromNumberNotOwned(body.from);
+    const accountSid = this.config.twilio.accountSid;
+    if (!this.twilioRest.isConfigured || !accountSid) throw twilioNotConfigured();
+
+    const admission = await this.calls.createOutboundWithinLimit({
+      organizationId,
+      agentId: agent.id,
+      agentConfigVersion: agent.currentVersion,
+      twilioAccountSid: accountSid,
+      fromNumber: body.from,
+      toNumber: body.to,
+      variables: body.variables,
+      machineDetection: body.machineDetection ?? null,
+      defaultConcurrencyLimit: this.config.calls.maxConcurrentPerOrg,
+    });
+    if (!admission.admitted) {
+      this.logger.warn({ organizationId, ...admission.snapshot }, 'outbound call refused: concurrency limit reached');
+      return { placed: false, snapshot: admission.snapshot };
+    }
+    const callSid = await this.dial(admission.call, body);
+    await this.calls.attachTwilioCallSid(admission.call.id, callSid);
+    this.logger.info({ callId: admission.call.id, callSid, agentId: agent.id }, 'outbound call placed');
+    return { placed: true, call: (await this.calls.findForOrganization(organizationId, admission.call.id)) ?? admission.call };
+  }
+
+  /** Asks Twilio to dial; on refusal the reserved call is failed and finalised before the 502. */
+  private async dial(call: CallRecord, body: PlaceCallBody): Promise<string> {
+    const base = this.config.publicBaseUrl;
+    try {
+      const created = await this.twilioRest.restClient().calls.create({
+        to: body.to,
+        from: body.from,
+        url: webhookUrl(base, `/twilio/outbound/${call.id}`),
+        method: 'POST',
+        statusCallback: webhookUrl(base, '/twilio/status'),
+        statusCallbackMethod: 'POST',
+        statusCallbackEvent: STATUS_CALLBACK_EVENTS,
+        ...(body.machineDetection !== undefined && {
+          machineDetection: body.machineDetection,
+          // Asynchronous: the callee hears the agent at once instead of silence while detection runs.
+          asyncAmd: 'true',
+          asyncAmdStatusCallback: webhookUrl(base, '/twilio/amd'),
+          asyncAmdStatusCallbackMethod: 'POST',
+        }),
+      });
+      return created.sid;
+    } catch (error) {
+      const failure = describeTwilioFailure(error);
+      const at = new Date();
+      this.logger.error({ callId: call.id, twilio: failure }, 'Twilio refused to place the outbound call');
+      await this.calls.markOutboundFailed(call.id, at);
+      await this.callEvents.append(call.id, { type: 'twilio_error', at, payload: { operation: 'calls.create', ...failure } });
+      await this.calls.finalise(call.id, { endReason: 'twilio_error', endedAt: at });
+      throw twilioRefused('place the call', call.id, failure);
+    }
+  }
+
+  /**
+   * Hangs up one of the organization's calls through Twilio (status=completed ends a call whether
+   * it is ringing or answered; a call Twilio already ended counts as hung up) and finalises it with
+   * end reason 'api_hangup', which frees its place under the concurrency limit at once.
+   */
+  async hangUp(organizationId: string, callId: string): Promise<CallRecord> {
+    const call = await this.calls.findForOrganization(organizationId, callId);
+    if (!call) throw callNotFound(callId);
+    if (call.endReason !== null || call.endedAt !== null) throw callAlreadyEnded(callId);
+    if (call.twilioCallSid === null) throw callNotPlacedYet(callId);
+    if (!this.twilioRest.isConfigured) throw twilioNotConfigured();
+
+    const at = new Date();
+    await this.callEvents.append(call.id, { type: 'hangup_requested', at, payload: { by: 'api', status: call.status } });
+    try {
+      await this.twilioRest.callControl(call.twilioCallSid).hangUp('api');
+    } catch (error) {
+      // TwilioCallControl keeps Twilio's own answer as the cause; a transport failure has none.
+      const cause = error instanceof CallControlError ? error.cause : error;
+      const failure = cause === undefined ? { httpStatus: null, code: null, message: (error as Error).message } : describeTwilioFailure(cause);
+      this.logger.error({ callId, twilio: failure }, 'Twilio refused to hang up the call');
+      throw twilioRefused('hang up the call', callId, failure);
+    }
+    await this.calls.finalise(call.id, { endReason: 'api_hangup', endedAt: at });
+    this.logger.info({ callId, callSid: call.twilioCallSid }, 'call hung up through the API');
+    return (await this.calls.findForOrganization(organizationId, callId)) ?? call;
+  }
+}

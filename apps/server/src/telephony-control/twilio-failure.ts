@@ -1,0 +1,24 @@
+import { RestException } from 'twilio';
+import TwilioServiceException from 'twilio/lib/base/TwilioServiceException';
+
+/** Why a Twilio REST request failed, safe to log and to show an API client. */
+export interface TwilioFailure {
+  /** Twilio's HTTP status; null when Twilio could not be reached. */
+  httpStatus: number | null;
+  /** Twilio's error code (e.g. 21211 invalid 'To' number); null when it sent none. */
+  code: number | null;
+  message: string;
+}
+
+/**
+ * Twilio's own error answers are kept as Twilio worded them; a transport error (axios) carries the
+ * request config, Authorization header included, so only its code or message is kept.
+ */
+export function describeTwilioFailure(error: unknown): TwilioFailure {
+  if (error instanceof RestException || error instanceof TwilioServiceException) {
+    return { httpStatus: error.status, code: error.code ?? null, message: error.message };
+  }
+  const code = (error as { code?: unknown } | undefined)?.code;
+  const detail = typeof code === 'string' ? code : ((error as Error | undefined)?.message ?? String(error));
+  return { httpStatus: null, code: null, message: `could not reach Twilio: ${detail}` };
+}

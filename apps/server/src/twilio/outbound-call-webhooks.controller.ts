@@ -1,0 +1,62 @@
+import { Body, Controller, Header, HttpCode, Inject, Param, Post, UseGuards } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
+import { APP_CONFIG, type AppConfig } from '@switchboard/config';
+import { CallRepository } from '@switchboard/persistence';
+import { amdCallbackSchema, voiceWebhookSchema, type AmdCallbackParams, type VoiceWebhookParams } from '@switchboard/telephony';
+import { PinoLogger } from 'nestjs-pino';
+import { z } from 'zod';
+import { ZodValidationPipe } from '../common/zod-validation.pipe';
+import { MediaStreamService } from '../media/media-stream.service';
+import { OutboundAnswerService } from './outbound-answer.service';
+import { assertOwnTwilioAccount } from './twilio-account';
+import { TwilioSignatureGuard } from './twilio-signature.guard';
+
+const callIdParam = z.string().min(1).max(64);
+
+/** Twilio's callbacks for calls placed with POST /v1/calls; signature-checked like every /twilio route. */
+@ApiExcludeController()
+@Controller('twilio')
+@UseGuards(TwilioSignatureGuard)
+export class OutboundCallWebhooksController {
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly outboundAnswer: OutboundAnswerService,
+    private readonly calls: CallRepository,
+    private readonly media: MediaStreamService,
+    private readonly logger: PinoLogger,
+  ) {
+    this.logger.setContext(OutboundCallWebhooksController.name);
+  }
+
+  /** The TwiML URL given to calls.create: Twilio fetches it when the callee answers. */
+  @Post('outbound/:callId')
+  @HttpCode(200)
+  @Header('Content-Type', 'text/xml; charset=utf-8')
+  async outbound(
+    @Param('callId', new ZodValidationPipe(callIdParam)) callId: string,
+    @Body(new ZodValidationPipe(voiceWebhookSchema)) params: VoiceWebhookParams,
+  ): Promise<string> {
+    assertOwnTwilioAccount(this.config, params.accountSid, this.logger);
+    return this.outboundAnswer.answer(callId, params);
+  }
+
+  /** asyncAmdStatusCallback: who (or what) answered. Recorded on the call, and told to its live agent. */
+  @Post('amd')
+  @HttpCode(204)
+  async amd(@Body(new ZodValidationPipe(amdCallbackSchema)) params: AmdCallbackParams): Promise<void> {
+    assertOwnTwilioAccount(this.config, params.accountSid, this.logger);
+    const recorded = await this.calls.recordAnsweredBy({
+      twilioCallSid: params.callSid,
+      answeredBy: params.answeredBy,
+      detectionDurationMs: params.detectionDurationMs,
+      at: new Date(),
+    });
+    // Twilio retries non-2xx answers; an unknown call will never become known, so acknowledge it.
+    if (!recorded) {
+      this.logger.warn({ callSid: params.callSid }, 'AMD result for an unknown call');
+      return;
+    }
+    const agentTold = this.media.noteAnsweredBy(recorded.callId, params.answeredBy);
+    this.logger.info({ callId: recorded.callId, answeredBy: params.answeredBy, agentTold }, 'answering-machine detection result');
+  }
+}

@@ -1,0 +1,119 @@
+import { Prisma } from '../generated/prisma/client';
+import { PersistenceError } from '../persistence.errors';
+
+/** The reason stored on a refused call and its call_refusals row. */
+export const CONCURRENCY_LIMIT_REASON = 'concurrency_limit';
+
+/** The organization's limit in force and how many of its calls are live right now. */
+export interface ConcurrencySnapshot {
+  /** The organization's own setting (null = the deployment default). */
+  ownLimit: number | null;
+  /** What is enforced: ownLimit, else the default. */
+  limit: number;
+  activeCalls: number;
+}
+
+/**
+ * A call is live until it has an end reason or an end time. Two more cases count as over, so that a
+ * lost status callback or a crash cannot leak a slot forever:
+ *  - its media stream never started and its stream token has expired: it can no longer connect,
+ *    so it holds no agent (outbound calls still ringing have no token yet and stay counted);
+ *  - an outbound call still without a CallSid long after calls.create must have answered (the
+ *    server died between reserving the call and placing it).
+ */
+export const LIVE_CALL_CONDITION = Prisma.sql`
+  c.ended_at IS NULL AND c.end_reason IS NULL
+  AND NOT (c.stream_started_at IS NULL AND c.stream_token_expires_at IS NOT NULL AND c.stream_token_expires_at < now())
+  AND NOT (c.twilio_call_sid IS NULL AND c.created_at < now() - interval '5 minutes')`;
+
+/**
+ * Serialises every admission decision of one organization: the count and the insert that follows
+ * it happen under the lock, so concurrent requests can never both see the last free slot. The lock
+ * is transaction-scoped (released at commit or rollback); other organizations are not blocked.
+ */
+export async function lockOrganizationCalls(tx: Prisma.TransactionClient, organizationId: string): Promise<void> {
+  await tx.$executeRaw(Prisma.sql`SELECT pg_advisory_xact_lock(hashtextextended(${`switchboard:calls:${organizationId}`}, 0))`);
+}
+
+/** Reads the limit and the live-call count (call under lockOrganizationCalls to act on them). */
+export async function readConcurrency(
+  db: Pick<Prisma.TransactionClient, '$queryRaw'>,
+  organizationId: string,
+  defaultLimit: number,
+): Promise<ConcurrencySnapshot> {
+  const rows = await db.$queryRaw<Array<{ own_limit: number | null; active_calls: number }>>(Prisma.sql`
+    SELECT o.max_concurrent_calls AS own_limit,
+           (SELECT count(*)::int FROM calls c WHERE c.organization_id = o.id AND ${LIVE_CALL_CONDITION}) AS active_calls
+    FROM organizations o
+    WHERE o.id = ${organizationId}::uuid`);
+  const row = rows[0];
+  if (!row) throw new PersistenceError('not_found', `Organization ${organizationId} does not exist`);
+  return { ownLimit: row.own_limit, limit: row.own_limit ?? defaultLimit, activeCalls: row.active_calls };
+}
+
+export function isOverLimit(snapshot: ConcurrencySnapshot): boolean {
+  return snapshot.activeCalls >= snapshot.limit;
+}
+
+export interface RefusalInput {
+  organizationId: string;
+  direction: 'inbound' | 'outbound';
+  fromNumber: string | null;
+  toNumber: string | null;
+  snapshot: ConcurrencySnapshot;
+  at: Date;
+}
+
+/** Counts a refused call (call_refusals is the durable record GET /v1/organization reports). */
+export async function recordRefusal(tx: Prisma.TransactionClient, input: RefusalInput): Promise<void> {
+  await tx.callRefusal.create({
+    data: {
+      organizationId: input.organizationId,
+      direction: input.direction,
+      reason: CONCURRENCY_LIMIT_REASON,
+      fromNumber: input.fromNumber,
+      toNumber: input.toNumber,
+      limit: input.snapshot.limit,
+      activeCalls: input.snapshot.activeCalls,
+      at: input.at,
+    },
+  });
+}
+
+/** A call admitted under the limit, or refused with the numbers that refused it. */
+export type Admission<T> = { admitted: true; call: T } | { admitted: false; snapshot: ConcurrencySnapshot };
+
+export const MACHINE_DETECTION_MODES = ['Enable', 'DetectMessageEnd'] as const;
+export type MachineDetectionMode = (typeof MACHINE_DETECTION_MODES)[number];
+
+export interface CreateOutboundCallInput {
+  organizationId: string;
+  agentId: string;
+  agentConfigVersion: number;
+  twilioAccountSid: string;
+  /** One of the organization's numbers (checked by the caller). */
+  fromNumber: string;
+  toNumber: string;
+  variables: Record<string, string>;
+  machineDetection: MachineDetectionMode | null;
+  /** MAX_CONCURRENT_CALLS_PER_ORG: the limit when the organization sets none. */
+  defaultConcurrencyLimit: number;
+  at?: Date;
+}
+
+export interface IssueOutboundStreamTokenInput {
+  callId: string;
+  /** The CallSid Twilio's signed TwiML request carries; it must be the call's (or the call has none yet). */
+  twilioCallSid: string;
+  streamTokenHash: string;
+  streamTokenExpiresAt: Date;
+}
+
+export interface AnsweredByInput {
+  twilioCallSid: string;
+  /** Twilio's AnsweredBy: human, machine_start, machine_end_beep, machine_end_silence, machine_end_other, fax, unknown. */
+  answeredBy: string;
+  /** Twilio's MachineDetectionDuration, when sent. */
+  detectionDurationMs?: number;
+  at: Date;
+}
