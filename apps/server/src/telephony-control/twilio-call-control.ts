@@ -1,18 +1,16 @@
 import { CallControlError, type CallControl } from '@switchboard/conversation/call/call-control';
-import { RestException, type Twilio } from 'twilio';
-import TwilioServiceException from 'twilio/lib/base/TwilioServiceException';
+import type { Twilio } from 'twilio';
 import { transferTwiml } from './transfer-twiml';
+import { isTwilioErrorAnswer, transportErrorDetail } from './twilio-failure';
 
 const CALL_SID = /^CA[0-9a-f]{32}$/;
 
 /**
- * A CallControlError that is safe to log. Twilio's error answers (RestException, or the RFC 9457
- * TwilioServiceException newer endpoints use) carry only Twilio's answer, so they are kept as the
- * cause; a transport error (axios) carries the request config, Authorization header included, so
- * only its code or message is kept.
+ * A CallControlError that is safe to log: Twilio's error answers carry only Twilio's answer, so they
+ * are kept as the cause; a transport error is reduced to transportErrorDetail.
  */
 function callControlError(action: string, callSid: string, error: unknown): CallControlError {
-  if (error instanceof RestException || error instanceof TwilioServiceException) {
+  if (isTwilioErrorAnswer(error)) {
     const code = error.code === undefined ? '' : ` (code ${error.code})`;
     // 404 / 20404 is Twilio's answer for a call that is over (or never existed): nothing left to act on.
     const callGone = error.status === 404 || error.code === 20404;
@@ -20,9 +18,7 @@ function callControlError(action: string, callSid: string, error: unknown): Call
       cause: error,
     });
   }
-  const code = (error as { code?: unknown } | undefined)?.code;
-  const detail = typeof code === 'string' ? code : (error as Error | undefined)?.message ?? String(error);
-  return new CallControlError(`could not reach Twilio to ${action} call ${callSid}: ${detail}`);
+  return new CallControlError(`could not reach Twilio to ${action} call ${callSid}: ${transportErrorDetail(error)}`);
 }
 
 /** Hang-up and cold transfer of one live call through Twilio's REST API (Calls resource update). */

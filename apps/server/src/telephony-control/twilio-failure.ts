@@ -10,15 +10,22 @@ export interface TwilioFailure {
   message: string;
 }
 
+/** Twilio's own error answer (RestException, or the RFC 9457 TwilioServiceException newer endpoints use). */
+export function isTwilioErrorAnswer(error: unknown): error is RestException | TwilioServiceException {
+  return error instanceof RestException || error instanceof TwilioServiceException;
+}
+
 /**
- * Twilio's own error answers are kept as Twilio worded them; a transport error (axios) carries the
- * request config, Authorization header included, so only its code or message is kept.
+ * What may be said of a transport error (axios): it carries the request config, Authorization
+ * header included, so only its code or message is kept.
  */
-export function describeTwilioFailure(error: unknown): TwilioFailure {
-  if (error instanceof RestException || error instanceof TwilioServiceException) {
-    return { httpStatus: error.status, code: error.code ?? null, message: error.message };
-  }
+export function transportErrorDetail(error: unknown): string {
   const code = (error as { code?: unknown } | undefined)?.code;
-  const detail = typeof code === 'string' ? code : ((error as Error | undefined)?.message ?? String(error));
-  return { httpStatus: null, code: null, message: `could not reach Twilio: ${detail}` };
+  return typeof code === 'string' ? code : ((error as Error | undefined)?.message ?? String(error));
+}
+
+/** Twilio's own error answers are kept as Twilio worded them; transport errors as transportErrorDetail. */
+export function describeTwilioFailure(error: unknown): TwilioFailure {
+  if (isTwilioErrorAnswer(error)) return { httpStatus: error.status, code: error.code ?? null, message: error.message };
+  return { httpStatus: null, code: null, message: `could not reach Twilio: ${transportErrorDetail(error)}` };
 }
