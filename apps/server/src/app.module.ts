@@ -13,6 +13,8 @@ import { CallsController } from './calls/calls.controller';
 import { OutboundCallService } from './calls/outbound-call.service';
 import { OutboundCallsController } from './calls/outbound-calls.controller';
 import { OrganizationController } from './organization/organization.controller';
+import { OrganizationsController } from './organization/organizations.controller';
+import { OperatorKeyGuard } from './auth/operator-key.guard';
 import { PersistenceErrorFilter } from './common/persistence-error.filter';
 import { HealthController } from './health/health.controller';
 import { InferenceService } from './inference/inference.service';
@@ -48,10 +50,11 @@ export class AppModule {
         }),
       ],
       controllers: [WebhookSubscriptionsController, WebhookDeliveriesController, HealthController, CallsController, AgentsController, PhoneNumbersController, ApiKeysController, TwilioWebhooksController,
-        OutboundCallsController, OutboundCallWebhooksController, OrganizationController],
+        OutboundCallsController, OutboundCallWebhooksController, OrganizationController, OrganizationsController],
       providers: [
         { provide: APP_FILTER, useClass: PersistenceErrorFilter },
         ApiKeyGuard,
+        OperatorKeyGuard,
         ApiKeyRateLimiter,
         { provide: ThrottlerStorage, useClass: ThrottlerStorageService },
         TwilioSignatureGuard,

@@ -44,6 +44,7 @@ describe('loadAppConfig', () => {
         TWILIO_AUTH_TOKEN: secret,
         DATABASE_URL: 'mysql://x',
         ADMIN_API_KEY: secret,
+        OPERATOR_API_KEY: secret,
         LOG_LEVEL: 'loud',
         INFERENCE_DEVICE: 'tpu',
       });
@@ -52,10 +53,10 @@ describe('loadAppConfig', () => {
     }
     expect(error).toBeInstanceOf(ConfigValidationError);
     const message = (error as Error).message;
-    for (const name of ['PORT', 'PUBLIC_BASE_URL', 'TWILIO_ACCOUNT_SID', 'TWILIO_AUTH_TOKEN', 'DATABASE_URL', 'ADMIN_API_KEY', 'LOG_LEVEL', 'INFERENCE_DEVICE']) {
+    for (const name of ['PORT', 'PUBLIC_BASE_URL', 'TWILIO_ACCOUNT_SID', 'TWILIO_AUTH_TOKEN', 'DATABASE_URL', 'ADMIN_API_KEY', 'OPERATOR_API_KEY', 'LOG_LEVEL', 'INFERENCE_DEVICE']) {
       expect(message).toContain(`${name}:`);
     }
-    expect((error as ConfigValidationError).problems).toHaveLength(8);
+    expect((error as ConfigValidationError).problems).toHaveLength(9);
     expect(message).not.toContain(secret);
   });
 

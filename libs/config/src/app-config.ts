@@ -20,6 +20,8 @@ export interface AppConfig {
     migrateOnStart: boolean;
   };
   adminApiKey: string | undefined;
+  /** Undefined: nobody can create organizations through the API. */
+  operatorApiKey: string | undefined;
   logLevel: Environment['LOG_LEVEL'];
   inference: {
     modelsDir: string;
@@ -74,6 +76,7 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     twilio: { accountSid: e.TWILIO_ACCOUNT_SID, authToken: e.TWILIO_AUTH_TOKEN, apiBaseUrl: e.TWILIO_API_BASE_URL },
     database: { url: e.DATABASE_URL, dataDir: e.DATA_DIR, migrateOnStart: e.MIGRATE_ON_START },
     adminApiKey: e.ADMIN_API_KEY,
+    operatorApiKey: e.OPERATOR_API_KEY,
     logLevel: e.LOG_LEVEL,
     inference: {
       modelsDir: e.MODELS_DIR,

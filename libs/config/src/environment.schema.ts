@@ -43,6 +43,8 @@ export const environmentSchema = z
       .transform((value) => value === 'true'),
     /** Bootstraps the first organization's admin key (stored hashed, never logged). */
     ADMIN_API_KEY: optionalString(z.string().min(24, { message: 'must be at least 24 characters' })),
+    /** The deployment operator's key: creates and lists organizations (/v1/organizations). Unset: those routes answer 401. */
+    OPERATOR_API_KEY: optionalString(z.string().min(32, { message: 'must be at least 32 characters' })),
     LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
     /** Where pulled models live (`npm run models -- pull <name>`). */
     MODELS_DIR: z.string().min(1).default('./models'),

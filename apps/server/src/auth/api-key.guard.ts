@@ -3,6 +3,7 @@ import { Reflector } from '@nestjs/core';
 import { ApiKeyRepository, type ApiKeyScope } from '@switchboard/persistence';
 import type { Request, Response } from 'express';
 import { ApiKeyRateLimiter } from './api-key-rate-limiter';
+import { bearerToken } from './bearer-token';
 import { REQUIRED_SCOPE_METADATA } from './require-scope.decorator';
 import { defaultScopeFor, hasScope, insufficientScope } from './scopes';
 
@@ -68,11 +69,6 @@ export class ApiKeyGuard implements CanActivate {
     this.lastRecordedAt.set(apiKeyId, now);
     await this.apiKeys.touchLastUsed(apiKeyId).catch(() => undefined);
   }
-}
-
-function bearerToken(header: string | undefined): string | undefined {
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
-  return match?.[1];
 }
 
 function unauthorized(code: string, message: string): UnauthorizedException {

@@ -2,7 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { Prisma } from '../generated/prisma/client';
 import { PrismaService } from '../prisma.service';
-import { invalidInput } from '../persistence.errors';
+import { isUniqueViolation } from '../database-errors';
+import { invalidInput, PersistenceError } from '../persistence.errors';
+import { hashSecret } from '../secret-hash';
 import { isUuid } from '../uuid';
 import { readConcurrency } from './call-admission';
 
@@ -29,6 +31,13 @@ export interface OrganizationCallUsage {
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
+/** A new organization and the admin key that lets its owner in (POST /v1/organizations). */
+export interface NewOrganizationInput {
+  name: string;
+  maxConcurrentCalls: number | null;
+  adminKey: { name: string; rawKey: string; prefix: string };
+}
+
 @Injectable()
 export class OrganizationRepository {
   constructor(private readonly prisma: PrismaService) {}
@@ -46,6 +55,40 @@ export class OrganizationRepository {
     const row = rows[0];
     if (!row) throw new Error('INSERT ... RETURNING returned no row');
     return { id: row.id, name: row.name, createdAt: row.created_at };
+  }
+
+  /**
+   * Creates an organization together with its first admin key (stored hashed), in one transaction:
+   * an organization nobody can log into is never left behind. A taken name is a conflict.
+   */
+  async createWithAdminKey(input: NewOrganizationInput): Promise<OrganizationRecord & { maxConcurrentCalls: number | null; adminKeyId: string }> {
+    const name = input.name.trim();
+    if (name.length === 0) throw invalidInput('Organization name must not be empty');
+    try {
+      const created = await this.prisma.organization.create({
+        data: {
+          name,
+          maxConcurrentCalls: input.maxConcurrentCalls,
+          apiKeys: {
+            create: { name: input.adminKey.name, keyHash: hashSecret(input.adminKey.rawKey), prefix: input.adminKey.prefix, scopes: ['admin'] },
+          },
+        },
+        select: { id: true, name: true, createdAt: true, maxConcurrentCalls: true, apiKeys: { select: { id: true } } },
+      });
+      const { apiKeys, ...organization } = created;
+      return { ...organization, adminKeyId: apiKeys[0]!.id };
+    } catch (error) {
+      if (isUniqueViolation(error)) throw new PersistenceError('conflict', `An organization named "${name}" already exists`);
+      throw error;
+    }
+  }
+
+  /** Every organization of the deployment, oldest first (the operator's view). */
+  async list(): Promise<Array<OrganizationRecord & { maxConcurrentCalls: number | null }>> {
+    return this.prisma.organization.findMany({
+      orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+      select: { id: true, name: true, createdAt: true, maxConcurrentCalls: true },
+    });
   }
 
   async findById(id: string): Promise<OrganizationRecord | null> {
