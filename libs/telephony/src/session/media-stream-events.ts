@@ -106,6 +106,11 @@ export interface MediaStreamCounters {
   mediaBytesOut: number;
   /** Silence added by flushAudio()/sendMark() to complete a partial frame. */
   paddingBytesOut: number;
+  /**
+   * Outbound media bytes confirmed played: those sent before the latest mark Twilio echoed as played
+   * (not cleared). Audio cut off by a barge-in, or still queued at hang-up, is not counted.
+   */
+  mediaBytesHeard: number;
   marksSent: number;
   marksEchoed: number;
   clearsSent: number;

@@ -49,6 +49,27 @@ describe('MediaStreamSession: outbound', () => {
     expect(session.counters).toMatchObject({ marksSent: 2, marksEchoed: 2 });
   });
 
+  it('counts audio as heard only up to the latest mark echoed as played', () => {
+    const { session, twilio } = started();
+    session.sendAudio(frame(1, 320)); // 2 frames
+    session.sendMark('first');
+    session.sendAudio(frame(2, 480)); // 3 frames
+    session.sendMark('second');
+    session.sendAudio(frame(3, 160)); // 1 frame, never confirmed
+    expect(session.counters).toMatchObject({ mediaBytesOut: 960, mediaBytesHeard: 0 });
+    session.receive(twilio.mark('first'));
+    expect(session.counters.mediaBytesHeard).toBe(320);
+    session.receive(twilio.mark('second'));
+    expect(session.counters.mediaBytesHeard).toBe(800);
+
+    // Barge-in: the audio before a cleared mark was discarded, not played.
+    session.sendAudio(frame(4, 800));
+    session.sendMark('third');
+    session.clear();
+    session.receive(twilio.mark('third'));
+    expect(session.counters).toMatchObject({ mediaBytesOut: 1760, mediaBytesHeard: 800 });
+  });
+
   it('clear drops pending audio and flags outstanding marks as cleared', () => {
     const { session, handler, twilio, sentMessages } = started();
     session.sendAudio(frame(1, 160));

@@ -40,6 +40,7 @@ function zeroCounters(): MediaStreamCounters {
     mediaFramesOut: 0,
     mediaBytesOut: 0,
     paddingBytesOut: 0,
+    mediaBytesHeard: 0,
     marksSent: 0,
     marksEchoed: 0,
     clearsSent: 0,
@@ -163,7 +164,7 @@ export class MediaStreamSession {
     if (!this.canSend()) return false;
     this.stats.paddingBytesOut += this.framer.flush('pad');
     this.transport.send(buildMarkMessage(this.currentStreamSid as string, name));
-    this.marks.add(name);
+    this.marks.add(name, this.stats.mediaBytesOut);
     this.stats.marksSent += 1;
     return true;
   }
@@ -326,6 +327,7 @@ export class MediaStreamSession {
       this.report('mark_out_of_order', `mark "${name.slice(0, 40)}" echoed before ${resolved.skippedMarks} older mark(s)`, text);
     }
     this.stats.marksEchoed += 1;
+    if (!resolved.wasCleared) this.stats.mediaBytesHeard = Math.max(this.stats.mediaBytesHeard, resolved.bytesSentBefore);
     this.handler.onMark({ name, wasCleared: resolved.wasCleared, sequenceNumber: message.sequenceNumber });
   }
 

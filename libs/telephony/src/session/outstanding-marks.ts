@@ -2,12 +2,15 @@ interface OutstandingMark {
   name: string;
   /** True once a clear was sent while this mark was still waiting for its echo. */
   cleared: boolean;
+  /** Media bytes sent before this mark: all of them have played when it echoes uncleared. */
+  bytesSentBefore: number;
 }
 
 export interface ResolvedMark {
   wasCleared: boolean;
   /** Marks sent before this one that were never echoed (0 when Twilio kept its in-order promise). */
   skippedMarks: number;
+  bytesSentBefore: number;
 }
 
 /**
@@ -26,8 +29,8 @@ export class OutstandingMarks {
     return this.queue.map((mark) => mark.name);
   }
 
-  add(name: string): void {
-    this.queue.push({ name, cleared: false });
+  add(name: string, bytesSentBefore = 0): void {
+    this.queue.push({ name, cleared: false, bytesSentBefore });
   }
 
   /** Flags every outstanding mark as cleared; returns how many were flagged. */
@@ -45,6 +48,6 @@ export class OutstandingMarks {
     if (index === -1) return null;
     const [mark] = this.queue.splice(index, 1);
     // Earlier marks stay outstanding: if Twilio reordered, their echoes may still come.
-    return { wasCleared: mark?.cleared ?? false, skippedMarks: index };
+    return { wasCleared: mark?.cleared ?? false, skippedMarks: index, bytesSentBefore: mark?.bytesSentBefore ?? 0 };
   }
 }
