@@ -1,3 +1,4 @@
+import { CostRepository } from './billing/cost.repository';
 import { DynamicModule, Inject, Injectable, Module, OnApplicationShutdown } from '@nestjs/common';
 import {
   DATABASE_CONNECTION,
@@ -41,6 +42,7 @@ const REPOSITORIES = [
   ConversationRecordRepository,
   WebhookSubscriptionRepository,
   WebhookDeliveryRepository,
+  CostRepository,
 ];
 
 @Module({})

@@ -48,6 +48,7 @@ export type {
 export { CONCURRENCY_LIMIT_REASON, MACHINE_DETECTION_MODES } from './repositories/call-admission';
 export type {
   Admission,
+  Refusal,
   AnsweredByInput,
   ConcurrencySnapshot,
   CreateOutboundCallInput,
@@ -121,3 +122,15 @@ export type {
   WebhookDeliveryRecord,
   WebhookDeliveryStatus,
 } from './webhooks/webhook-deliveries';
+
+export { CostRepository } from './billing/cost.repository';
+export type { CallCostRecord, NewCatalogVersionInput } from './billing/cost.repository';
+export { NO_MEASURED_USAGE } from './billing/cost-ledger';
+export type { MeasuredCallUsage } from './billing/cost-ledger';
+export type { CostLedgerLineRecord } from './billing/cost-lines';
+export { BUDGET_EXCEEDED_REASON, BUDGET_THRESHOLDS } from './billing/budgets';
+export type { BudgetStatus } from './billing/budgets';
+export { DEFAULT_CATALOG_CURRENCY } from './billing/price-catalogs';
+export type { PriceCatalogRecord } from './billing/price-catalogs';
+export { USAGE_GROUPINGS } from './billing/usage-report';
+export type { UsageGrouping, UsageQuery, UsageReport, UsageRow } from './billing/usage-report';

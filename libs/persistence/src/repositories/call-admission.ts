@@ -1,5 +1,7 @@
 import { Prisma } from '../generated/prisma/client';
 import { PersistenceError } from '../persistence.errors';
+import { BUDGET_EXCEEDED_REASON, isBudgetExhausted, readBudgetStatus, type BudgetStatus } from '../billing/budgets';
+import { catalogInForce } from '../billing/price-catalogs';
 
 /** The reason stored on a refused call and its call_refusals row. */
 export const CONCURRENCY_LIMIT_REASON = 'concurrency_limit';
@@ -55,33 +57,57 @@ export function isOverLimit(snapshot: ConcurrencySnapshot): boolean {
   return snapshot.activeCalls >= snapshot.limit;
 }
 
+/** Why a call was turned away, with the numbers that decided it. */
+export type Refusal =
+  | { reason: typeof CONCURRENCY_LIMIT_REASON; snapshot: ConcurrencySnapshot }
+  | { reason: typeof BUDGET_EXCEEDED_REASON; budget: BudgetStatus & { currency: string } };
+
+/**
+ * The admission decision for a new call of the organization (call under lockOrganizationCalls):
+ * over the concurrency limit, or out of budget when the organization chose a hard limit; null to admit.
+ */
+export async function admissionRefusal(
+  tx: Prisma.TransactionClient,
+  organizationId: string,
+  defaultConcurrencyLimit: number,
+  at: Date,
+): Promise<Refusal | null> {
+  const snapshot = await readConcurrency(tx, organizationId, defaultConcurrencyLimit);
+  if (isOverLimit(snapshot)) return { reason: CONCURRENCY_LIMIT_REASON, snapshot };
+  const { currency } = await catalogInForce(tx, organizationId, at);
+  const budget = await readBudgetStatus(tx, organizationId, currency, at);
+  if (budget && isBudgetExhausted(budget)) return { reason: BUDGET_EXCEEDED_REASON, budget: { ...budget, currency } };
+  return null;
+}
+
 export interface RefusalInput {
   organizationId: string;
   direction: 'inbound' | 'outbound';
   fromNumber: string | null;
   toNumber: string | null;
-  snapshot: ConcurrencySnapshot;
+  refusal: Refusal;
   at: Date;
 }
 
 /** Counts a refused call (call_refusals is the durable record GET /v1/organization reports). */
 export async function recordRefusal(tx: Prisma.TransactionClient, input: RefusalInput): Promise<void> {
+  const snapshot = input.refusal.reason === CONCURRENCY_LIMIT_REASON ? input.refusal.snapshot : null;
   await tx.callRefusal.create({
     data: {
       organizationId: input.organizationId,
       direction: input.direction,
-      reason: CONCURRENCY_LIMIT_REASON,
+      reason: input.refusal.reason,
       fromNumber: input.fromNumber,
       toNumber: input.toNumber,
-      limit: input.snapshot.limit,
-      activeCalls: input.snapshot.activeCalls,
+      limit: snapshot?.limit ?? null,
+      activeCalls: snapshot?.activeCalls ?? null,
       at: input.at,
     },
   });
 }
 
-/** A call admitted under the limit, or refused with the numbers that refused it. */
-export type Admission<T> = { admitted: true; call: T } | { admitted: false; snapshot: ConcurrencySnapshot };
+/** A call admitted, or refused and why. */
+export type Admission<T> = { admitted: true; call: T } | ({ admitted: false } & Refusal);
 
 export const MACHINE_DETECTION_MODES = ['Enable', 'DetectMessageEnd'] as const;
 export type MachineDetectionMode = (typeof MACHINE_DETECTION_MODES)[number];

@@ -17,13 +17,14 @@ import {
 } from './call-records';
 import { isTerminalCallStatus, isTwilioCallStatus, TERMINAL_CALL_STATUSES } from './call-status';
 import {
+  admissionRefusal,
   CONCURRENCY_LIMIT_REASON,
-  isOverLimit,
   lockOrganizationCalls,
   readConcurrency,
   recordRefusal,
   type Admission,
   type AnsweredByInput,
+  type Refusal,
   type CreateOutboundCallInput,
   type IssueOutboundStreamTokenInput,
 } from './call-admission';
@@ -31,6 +32,9 @@ import { toToolInvocationRecord, toTranscriptTurnRecord, toTurnLatencyRecord } f
 import type { AgentEngine } from './agent.repository';
 import type { JsonValue } from './json';
 import { WebhookOutbox } from '../webhooks/webhook-outbox';
+import { CostLedger, NO_MEASURED_USAGE, type MeasuredCallUsage } from '../billing/cost-ledger';
+import { BUDGET_EXCEEDED_REASON, readBudgetStatus } from '../billing/budgets';
+import { catalogInForce } from '../billing/price-catalogs';
 import { callEventData } from '../webhooks/webhook-payloads';
 import type { WebhookEventType } from '../webhooks/webhook-event-types';
 
@@ -112,12 +116,14 @@ export interface ListCallsInput {
 @Injectable()
 export class CallRepository {
   private readonly outbox: WebhookOutbox;
+  private readonly ledger: CostLedger;
 
   constructor(
     private readonly prisma: PrismaService,
     @Optional() outbox?: WebhookOutbox,
   ) {
     this.outbox = outbox ?? new WebhookOutbox();
+    this.ledger = new CostLedger(this.outbox);
   }
 
   /** Records an answered inbound call, with the hash of the token its media stream must present. */
@@ -254,9 +260,10 @@ export class CallRepository {
    * Records why the call ended. Idempotent: the first end reason wins and later calls change
    * nothing (returns false). endedAt keeps the earliest time seen, whether it came from here or
    * from Twilio's terminal status callback. Emits call.ended when this is the call's first end
-   * (see enqueueEndedIfFirstEnd), in the same transaction.
+   * (see enqueueEndedIfFirstEnd), in the same transaction. The call's cost ledger is written in that
+   * same transaction too, from `usage` (what the media path measured) and the call row.
    */
-  async finalise(callId: string, end: { endReason: string; endedAt: Date }): Promise<boolean> {
+  async finalise(callId: string, end: { endReason: string; endedAt: Date; usage?: MeasuredCallUsage }): Promise<boolean> {
     if (!isUuid(callId)) return false;
     if (end.endReason.trim().length === 0) throw invalidInput('endReason must not be empty');
     const { applied, deliveries } = await this.prisma.$transaction(async (tx) => {
@@ -268,7 +275,8 @@ export class CallRepository {
             ended_at = LEAST(ended_at, ${end.endedAt.toISOString()}::timestamptz),
             updated_at = now()
         WHERE id = ${callId}::uuid`);
-      return { applied: true, deliveries: await this.enqueueEndedIfFirstEnd(tx, before) };
+      const ended = await this.enqueueEndedIfFirstEnd(tx, before);
+      return { applied: true, deliveries: ended + (await this.ledger.charge(tx, callId, end.usage ?? NO_MEASURED_USAGE)) };
     });
     this.outbox.committed(deliveries);
     return applied;
@@ -326,10 +334,24 @@ export class CallRepository {
         enqueued += await this.enqueueCallEvent(tx, 'call.answered', await this.readCall(tx, before.id));
       }
       if (isTerminalCallStatus(status)) enqueued += await this.enqueueEndedIfFirstEnd(tx, before);
+      enqueued += await this.priceOnStatus(tx, before.id, isTerminalCallStatus(status), input.billedMinutes !== undefined);
       return { found: true, deliveries: enqueued };
     });
     this.outbox.committed(deliveries);
     return found;
+  }
+
+  /**
+   * The ledger's side of a status callback. Twilio's billed minutes arriving for a priced call correct
+   * its telephony line. A call that ends without ever having had a media stream is priced now, as
+   * nothing else will (Twilio still bills a refused call's message, or nothing for a call never
+   * answered); a call with a stream is priced when the media path finalises it, with its meters.
+   */
+  private async priceOnStatus(tx: Prisma.TransactionClient, callId: string, terminal: boolean, billedMinutesSent: boolean): Promise<number> {
+    const call = await tx.call.findUniqueOrThrow({ where: { id: callId }, select: { streamStartedAt: true, cost: { select: { callId: true } } } });
+    if (call.cost) return billedMinutesSent ? this.ledger.correct(tx, callId, 'twilio_billed_duration') : 0;
+    if (terminal && call.streamStartedAt === null) return this.ledger.charge(tx, callId, NO_MEASURED_USAGE);
+    return 0;
   }
 
   /**
@@ -458,25 +480,21 @@ export class CallRepository {
     if (!isUuid(input.organizationId) || !isUuid(input.agentId)) throw invalidInput('Invalid organization or agent id');
     const outcome = await this.prisma.$transaction(async (tx): Promise<Admission<CallRecord> | 'retry'> => {
       await lockOrganizationCalls(tx, input.organizationId);
-      const snapshot = await readConcurrency(tx, input.organizationId, input.defaultConcurrencyLimit);
+      const data = identityData(input);
       const earlier = await tx.call.findUnique({ where: { twilioCallSid: input.twilioCallSid }, select: { endReason: true } });
-      if (earlier?.endReason === CONCURRENCY_LIMIT_REASON) return { admitted: false, snapshot };
+      const refusal = await admissionRefusal(tx, input.organizationId, input.defaultConcurrencyLimit, data.startedAt);
+      // A Twilio retry of a refused call is refused again, for the reason it was (counted once).
+      if (earlier && isRefusalReason(earlier.endReason)) {
+        return { admitted: false, ...(refusal?.reason === earlier.endReason ? refusal : await repeatedRefusal(tx, input, earlier.endReason, data.startedAt)) };
+      }
       if (earlier) return 'retry';
-      if (isOverLimit(snapshot)) {
-        const data = identityData(input);
+      if (refusal) {
         await this.insert(
-          { ...data, organizationId: input.organizationId, agentId: input.agentId, endReason: CONCURRENCY_LIMIT_REASON, endedAt: data.startedAt },
+          { ...data, organizationId: input.organizationId, agentId: input.agentId, endReason: refusal.reason, endedAt: data.startedAt },
           tx,
         );
-        await recordRefusal(tx, {
-          organizationId: input.organizationId,
-          direction: 'inbound',
-          fromNumber: input.fromNumber,
-          toNumber: input.toNumber,
-          snapshot,
-          at: data.startedAt,
-        });
-        return { admitted: false, snapshot };
+        await recordRefusal(tx, { organizationId: input.organizationId, direction: 'inbound', fromNumber: input.fromNumber, toNumber: input.toNumber, refusal, at: data.startedAt });
+        return { admitted: false, ...refusal };
       }
       return { admitted: true, call: await this.createInboundInTransaction(tx, input) };
     });
@@ -499,17 +517,10 @@ export class CallRepository {
     const startedAt = input.at ?? new Date();
     const outcome = await this.prisma.$transaction(async (tx): Promise<Admission<CallRecord>> => {
       await lockOrganizationCalls(tx, input.organizationId);
-      const snapshot = await readConcurrency(tx, input.organizationId, input.defaultConcurrencyLimit);
-      if (isOverLimit(snapshot)) {
-        await recordRefusal(tx, {
-          organizationId: input.organizationId,
-          direction: 'outbound',
-          fromNumber: input.fromNumber,
-          toNumber: input.toNumber,
-          snapshot,
-          at: startedAt,
-        });
-        return { admitted: false, snapshot };
+      const refusal = await admissionRefusal(tx, input.organizationId, input.defaultConcurrencyLimit, startedAt);
+      if (refusal) {
+        await recordRefusal(tx, { organizationId: input.organizationId, direction: 'outbound', fromNumber: input.fromNumber, toNumber: input.toNumber, refusal, at: startedAt });
+        return { admitted: false, ...refusal };
       }
       const call = await this.insert(
         {
@@ -635,6 +646,23 @@ interface LockedCall {
   answeredAt: Date | null;
   endedAt: Date | null;
   endReason: string | null;
+}
+
+function isRefusalReason(reason: string | null): reason is Refusal['reason'] {
+  return reason === CONCURRENCY_LIMIT_REASON || reason === BUDGET_EXCEEDED_REASON;
+}
+
+/** The refusal a retried webhook gets again, described with today's numbers even if they would now admit it. */
+async function repeatedRefusal(
+  tx: Prisma.TransactionClient,
+  input: { organizationId: string; defaultConcurrencyLimit: number },
+  reason: Refusal['reason'],
+  at: Date,
+): Promise<Refusal> {
+  if (reason === CONCURRENCY_LIMIT_REASON) return { reason, snapshot: await readConcurrency(tx, input.organizationId, input.defaultConcurrencyLimit) };
+  const { currency } = await catalogInForce(tx, input.organizationId, at);
+  const budget = await readBudgetStatus(tx, input.organizationId, currency, at);
+  return { reason, budget: { ...(budget ?? { monthStart: at, spentMicros: 0, budgetMicros: null, hardLimit: true }), currency } };
 }
 
 /** Row-locks one call for the rest of the transaction and returns what it was before this write. */

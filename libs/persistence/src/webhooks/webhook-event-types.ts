@@ -1,4 +1,8 @@
-/** The events a webhook subscription can ask for. call.cost is emitted by the cost ledger. */
+/**
+ * The events a webhook subscription can ask for. call.cost is emitted by the cost ledger (when a call
+ * is priced, and again for each correction); usage.threshold when a month's spend crosses 80% / 100%
+ * of the organization's budget.
+ */
 export const WEBHOOK_EVENT_TYPES = [
   'call.started',
   'call.answered',
@@ -6,6 +10,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'transcript.turn',
   'tool.invoked',
   'call.cost',
+  'usage.threshold',
 ] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 

@@ -1,0 +1,216 @@
+import {
+  callMetersSchema,
+  correctionLines,
+  formatMicros,
+  priceCall,
+  totalMicros,
+  type CallMeters,
+  type CostLine,
+} from '@switchboard/billing';
+import { Prisma } from '../generated/prisma/client';
+import type { WebhookOutbox } from '../webhooks/webhook-outbox';
+import { announceBudgetThresholds } from './budgets';
+import { costLinesData } from './cost-lines';
+import { catalogInForce, toPriceCatalogRecord, type PriceCatalogRecord } from './price-catalogs';
+
+/** What the media path measured on a call; the rest of its meters come from the call row. */
+export type MeasuredCallUsage = Omit<CallMeters, 'direction' | 'engine' | 'measuredConnectedSeconds' | 'twilioBilledMinutes'>;
+
+export const NO_MEASURED_USAGE: MeasuredCallUsage = Object.freeze({
+  streamMs: 0,
+  callerAudioMs: 0,
+  agentAudioSentMs: 0,
+  agentAudioHeardMs: 0,
+  sttAudioMs: 0,
+  ttsCharacters: 0,
+  ttsAudioMs: 0,
+  llmInputTokens: 0,
+  llmCachedInputTokens: 0,
+  llmOutputTokens: 0,
+  realtimeTextInputTokens: 0,
+  realtimeAudioInputTokens: 0,
+  realtimeCachedTextInputTokens: 0,
+  realtimeCachedAudioInputTokens: 0,
+  realtimeTextOutputTokens: 0,
+  realtimeAudioOutputTokens: 0,
+  gpuMicroseconds: 0,
+  cpuMicroseconds: 0,
+});
+
+interface BillableCall {
+  id: string;
+  organization_id: string | null;
+  agent_id: string | null;
+  engine: string | null;
+  direction: 'inbound' | 'outbound';
+  started_at: Date;
+  answered_at: Date | null;
+  stream_started_at: Date | null;
+  ended_at: Date | null;
+  billed_minutes: number | null;
+}
+
+/**
+ * Writes a call's cost ledger, always inside the caller's transaction (the one that gives the call its
+ * final state), with the call row already locked by that caller:
+ *  - charge(): at the call's end, prices the meters with the catalog in force when the call started
+ *    and writes one 'charge' line per component, plus call_costs (meters + total). Once per call.
+ *  - correct(): late data (Twilio's billed duration) re-prices the call from its stored meters and
+ *    the SAME catalog version, and appends 'correction' lines for the differences. Nothing is edited.
+ * Each emits call.cost (and usage.threshold when the month's spend crosses a budget threshold).
+ * Returns the webhook deliveries written, for WebhookOutbox.committed().
+ */
+export class CostLedger {
+  constructor(private readonly outbox: WebhookOutbox) {}
+
+  async charge(tx: Prisma.TransactionClient, callId: string, usage: MeasuredCallUsage): Promise<number> {
+    const call = await readBillableCall(tx, callId);
+    if (!call?.organization_id) return 0; // nobody to bill: a call to a number no organization owns
+    // Already priced without its media (Twilio's final callback came first and no stream had started
+    // then): what the media path measured arrives as a correction.
+    if (await tx.callCost.findUnique({ where: { callId }, select: { callId: true } })) return this.correct(tx, callId, 'late_usage', usage);
+    const catalog = await catalogInForce(tx, call.organization_id, call.started_at);
+    const meters: CallMeters = {
+      ...NO_MEASURED_USAGE,
+      ...usage,
+      direction: call.direction,
+      engine: call.engine ?? 'unknown',
+      measuredConnectedSeconds: measuredConnectedSeconds(call),
+      twilioBilledMinutes: call.billed_minutes,
+    };
+    const lines = priceCall(meters, catalog.prices);
+    const total = totalMicros(lines);
+    await tx.callCost.create({
+      data: {
+        callId,
+        organizationId: call.organization_id,
+        agentId: call.agent_id,
+        callStartedAt: call.started_at,
+        catalogId: catalog.id,
+        currency: catalog.currency,
+        meters: meters as unknown as Prisma.InputJsonValue,
+        totalMicros: BigInt(total),
+      },
+    });
+    await this.appendLines(tx, call, catalog, 'charge', null, lines);
+    return (
+      (await this.emitCost(tx, call, catalog, 'charge', lines, total)) +
+      (await announceBudgetThresholds(tx, this.outbox, call.organization_id, catalog.currency, call.started_at))
+    );
+  }
+
+  /**
+   * Re-prices a priced call after late data changed its meters (Twilio's billed minutes, read from the
+   * call row; or `usage` measured by the media path); a no-op when unpriced or nothing changed.
+   */
+  async correct(tx: Prisma.TransactionClient, callId: string, reason: string, usage?: MeasuredCallUsage): Promise<number> {
+    const cost = await tx.callCost.findUnique({ where: { callId }, include: { catalog: true } });
+    const call = cost ? await readBillableCall(tx, callId) : null;
+    if (!cost || !call?.organization_id) return 0;
+    const meters: CallMeters = { ...callMetersSchema.parse(cost.meters), ...usage, twilioBilledMinutes: call.billed_minutes };
+    const catalog = toPriceCatalogRecord(cost.catalog);
+    const stored = await tx.costLedgerLine.findMany({ where: { callId }, orderBy: { id: 'asc' } });
+    const corrections = correctionLines(
+      stored.map((line) => ({
+        component: line.component as CostLine['component'],
+        quantity: Number(line.quantity),
+        amountMicros: Number(line.amountMicros),
+        unit: line.unit as CostLine['unit'],
+        unitPriceMicros: Number(line.unitPriceMicros),
+        unitSize: Number(line.unitSize),
+        pricePer: line.pricePer,
+      })),
+      priceCall(meters, catalog.prices),
+    );
+    const newTotal = Number(cost.totalMicros) + totalMicros(corrections);
+    await tx.callCost.update({
+      where: { callId },
+      data: {
+        meters: meters as unknown as Prisma.InputJsonValue,
+        ...(corrections.length > 0 ? { totalMicros: BigInt(newTotal), correctedAt: new Date() } : {}),
+      },
+    });
+    if (corrections.length === 0) return 0;
+    await this.appendLines(tx, call, catalog, 'correction', reason, corrections);
+    return (
+      (await this.emitCost(tx, call, catalog, 'correction', corrections, newTotal)) +
+      (await announceBudgetThresholds(tx, this.outbox, call.organization_id, catalog.currency, call.started_at))
+    );
+  }
+
+  private async appendLines(
+    tx: Prisma.TransactionClient,
+    call: BillableCall,
+    catalog: PriceCatalogRecord,
+    kind: 'charge' | 'correction',
+    reason: string | null,
+    lines: readonly CostLine[],
+  ): Promise<void> {
+    if (lines.length === 0) return;
+    await tx.costLedgerLine.createMany({
+      data: lines.map((line) => ({
+        callId: call.id,
+        organizationId: call.organization_id!,
+        agentId: call.agent_id,
+        callStartedAt: call.started_at,
+        catalogId: catalog.id,
+        currency: catalog.currency,
+        kind,
+        reason,
+        component: line.component,
+        quantity: BigInt(line.quantity),
+        unit: line.unit,
+        unitPriceMicros: BigInt(line.unitPriceMicros),
+        unitSize: BigInt(line.unitSize),
+        pricePer: line.pricePer,
+        amountMicros: BigInt(line.amountMicros),
+      })),
+    });
+  }
+
+  private emitCost(
+    tx: Prisma.TransactionClient,
+    call: BillableCall,
+    catalog: PriceCatalogRecord,
+    kind: 'charge' | 'correction',
+    lines: readonly CostLine[],
+    callTotalMicros: number,
+  ): Promise<number> {
+    return this.outbox.enqueue(tx, [
+      {
+        organizationId: call.organization_id!,
+        type: 'call.cost',
+        callId: call.id,
+        data: {
+          callId: call.id,
+          agentId: call.agent_id,
+          kind,
+          currency: catalog.currency,
+          catalog: { id: catalog.id, version: catalog.version, organizationId: catalog.organizationId },
+          lines: costLinesData(lines),
+          totalMicros: callTotalMicros,
+          total: formatMicros(callTotalMicros),
+        },
+      },
+    ]);
+  }
+}
+
+/**
+ * Seconds the line was connected as Switchboard saw it: an inbound call is answered when our TwiML
+ * is (its start); an outbound one when the callee picked up (answered_at, else the stream's start).
+ */
+function measuredConnectedSeconds(call: BillableCall): number {
+  const answeredAt = call.direction === 'inbound' ? call.started_at : (call.answered_at ?? call.stream_started_at);
+  if (!answeredAt || !call.ended_at) return 0;
+  return Math.max(0, Math.ceil((call.ended_at.getTime() - answeredAt.getTime()) / 1000));
+}
+
+async function readBillableCall(tx: Prisma.TransactionClient, callId: string): Promise<BillableCall | null> {
+  const rows = await tx.$queryRaw<BillableCall[]>(Prisma.sql`
+    SELECT c.id, c.organization_id, c.agent_id, a.engine, c.direction, c.started_at, c.answered_at,
+           c.stream_started_at, c.ended_at, c.billed_minutes
+    FROM calls c LEFT JOIN agents a ON a.id = c.agent_id
+    WHERE c.id = ${callId}::uuid`);
+  return rows[0] ?? null;
+}

@@ -1,0 +1,137 @@
+import { Injectable } from '@nestjs/common';
+import { callMetersSchema, netByComponent, priceCall, totalMicros, type CallMeters, type CostLine, type PriceCatalogPrices } from '@switchboard/billing';
+import { PrismaService } from '../prisma.service';
+import { invalidInput } from '../persistence.errors';
+import { isUuid } from '../uuid';
+import { readBudgetStatus, type BudgetStatus } from './budgets';
+import { toCostLedgerLineRecord, type CostLedgerLineRecord } from './cost-lines';
+import { catalogInForce, defaultCatalogInForce, toPriceCatalogRecord, type PriceCatalogRecord } from './price-catalogs';
+import { usageReport, type UsageQuery, type UsageReport } from './usage-report';
+
+/** A priced call: its ledger, and the same pricing re-run from the stored meters as a check. */
+export interface CallCostRecord {
+  callId: string;
+  currency: string;
+  catalog: Pick<PriceCatalogRecord, 'id' | 'version' | 'organizationId' | 'effectiveFrom'>;
+  meters: CallMeters;
+  totalMicros: number;
+  pricedAt: Date;
+  correctedAt: Date | null;
+  lines: CostLedgerLineRecord[];
+  /** priceCall(meters, catalog) now: equal to the ledger's net per component unless pricing code changed. */
+  repriced: { lines: CostLine[]; totalMicros: number; matchesLedger: boolean };
+}
+
+export interface NewCatalogVersionInput {
+  organizationId: string;
+  prices: PriceCatalogPrices;
+  /** Default: the currency of the catalog in force now. */
+  currency?: string;
+  /** Default: now. Never in the past: calls already started keep the prices they started with. */
+  effectiveFrom?: Date;
+}
+
+/** Clock skew tolerated on a client's "now" when it sets effectiveFrom. */
+const EFFECTIVE_FROM_SKEW_MS = 60_000;
+
+/** Reads of the cost ledger, the price catalog versions, budgets and the usage report. */
+@Injectable()
+export class CostRepository {
+  constructor(private readonly prisma: PrismaService) {}
+
+  /** Null when the call is not the organization's or not priced yet (still live). */
+  async callCost(organizationId: string, callId: string): Promise<CallCostRecord | null> {
+    if (!isUuid(organizationId) || !isUuid(callId)) return null;
+    const cost = await this.prisma.callCost.findFirst({ where: { callId, organizationId }, include: { catalog: true } });
+    if (!cost) return null;
+    const rows = await this.prisma.costLedgerLine.findMany({ where: { callId }, orderBy: { id: 'asc' } });
+    const lines = rows.map(toCostLedgerLineRecord);
+    const meters = callMetersSchema.parse(cost.meters);
+    const catalog = toPriceCatalogRecord(cost.catalog);
+    const repricedLines = priceCall(meters, catalog.prices);
+    return {
+      callId,
+      currency: cost.currency,
+      catalog: { id: catalog.id, version: catalog.version, organizationId: catalog.organizationId, effectiveFrom: catalog.effectiveFrom },
+      meters,
+      totalMicros: Number(cost.totalMicros),
+      pricedAt: cost.pricedAt,
+      correctedAt: cost.correctedAt,
+      lines,
+      repriced: { lines: repricedLines, totalMicros: totalMicros(repricedLines), matchesLedger: ledgerMatches(lines, repricedLines) },
+    };
+  }
+
+  /** The organization's own versions and the deployment default's, newest first, and the one in force at `at`. */
+  async catalogs(organizationId: string, at = new Date()): Promise<{ inForce: PriceCatalogRecord; own: PriceCatalogRecord[]; defaults: PriceCatalogRecord[] }> {
+    const inForce = await catalogInForce(this.prisma, organizationId, at);
+    const [own, defaults] = await Promise.all([
+      this.prisma.priceCatalog.findMany({ where: { organizationId }, orderBy: { version: 'desc' } }),
+      this.prisma.priceCatalog.findMany({ where: { organizationId: null }, orderBy: { version: 'desc' } }),
+    ]);
+    return { inForce, own: own.map(toPriceCatalogRecord), defaults: defaults.map(toPriceCatalogRecord) };
+  }
+
+  /**
+   * Adds a version of the organization's catalog. Versions are immutable and numbered 1, 2, 3 ... under
+   * a row lock on the organization; the currency never changes between versions (a month's spend and
+   * budget are then always in one currency).
+   */
+  async createCatalogVersion(input: NewCatalogVersionInput, now = new Date()): Promise<PriceCatalogRecord> {
+    if (!isUuid(input.organizationId)) throw invalidInput('Invalid organization id');
+    const effectiveFrom = input.effectiveFrom ?? now;
+    if (effectiveFrom.getTime() < now.getTime() - EFFECTIVE_FROM_SKEW_MS) {
+      throw invalidInput('effectiveFrom must not be in the past: calls that already started keep the prices they started with');
+    }
+    return this.prisma.$transaction(async (tx) => {
+      await tx.$queryRaw`SELECT id FROM organizations WHERE id = ${input.organizationId}::uuid FOR UPDATE`;
+      const latest = await tx.priceCatalog.findFirst({ where: { organizationId: input.organizationId }, orderBy: { version: 'desc' } });
+      const currency = latest?.currency ?? (await defaultCatalogInForce(tx, now)).currency;
+      if (input.currency !== undefined && input.currency !== currency) {
+        throw invalidInput(`currency must stay ${currency}: every version of an organization's catalog uses one currency`);
+      }
+      const created = await tx.priceCatalog.create({
+        data: { organizationId: input.organizationId, version: (latest?.version ?? 0) + 1, currency, prices: input.prices, effectiveFrom },
+      });
+      return toPriceCatalogRecord(created);
+    });
+  }
+
+  async usage(query: UsageQuery): Promise<UsageReport> {
+    if (!isUuid(query.organizationId)) throw invalidInput('Invalid organization id');
+    return usageReport(this.prisma, query);
+  }
+
+  /** This month's spend against the budget, in the currency of the catalog in force now. */
+  async budgetStatus(organizationId: string, at = new Date()): Promise<(BudgetStatus & { currency: string }) | null> {
+    if (!isUuid(organizationId)) return null;
+    const { currency } = await catalogInForce(this.prisma, organizationId, at);
+    const status = await readBudgetStatus(this.prisma, organizationId, currency, at);
+    return status && { ...status, currency };
+  }
+
+  /** Sets (or clears, with null) the monthly budget; false when the organization does not exist. */
+  async setBudget(organizationId: string, budget: { monthlyBudgetMicros?: number | null; hardLimit?: boolean }): Promise<boolean> {
+    if (!isUuid(organizationId)) return false;
+    const { count } = await this.prisma.organization.updateMany({
+      where: { id: organizationId },
+      data: {
+        ...(budget.monthlyBudgetMicros !== undefined ? { monthlyBudgetMicros: budget.monthlyBudgetMicros === null ? null : BigInt(budget.monthlyBudgetMicros) } : {}),
+        ...(budget.hardLimit !== undefined ? { budgetHardLimit: budget.hardLimit } : {}),
+      },
+    });
+    return count === 1;
+  }
+}
+
+function ledgerMatches(stored: readonly CostLedgerLineRecord[], repriced: readonly CostLine[]): boolean {
+  const net = netByComponent(stored);
+  const expected = netByComponent(repriced);
+  const components = new Set([...net.keys(), ...expected.keys()]);
+  for (const component of components) {
+    const a = net.get(component) ?? { quantity: 0, amountMicros: 0 };
+    const b = expected.get(component) ?? { quantity: 0, amountMicros: 0 };
+    if (a.quantity !== b.quantity || a.amountMicros !== b.amountMicros) return false;
+  }
+  return true;
+}

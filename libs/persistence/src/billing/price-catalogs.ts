@@ -1,0 +1,67 @@
+import { DEFAULT_PRICES, priceCatalogPrices, type PriceCatalogPrices } from '@switchboard/billing';
+import { Prisma } from '../generated/prisma/client';
+
+/** The currency of the deployment default catalog seeded on first use. */
+export const DEFAULT_CATALOG_CURRENCY = 'USD';
+/** The first default version is in force from the start of time, so every call has a catalog. */
+const BEGINNING_OF_TIME = new Date(0);
+
+export interface PriceCatalogRecord {
+  id: string;
+  /** Null: the deployment default. */
+  organizationId: string | null;
+  version: number;
+  currency: string;
+  prices: PriceCatalogPrices;
+  effectiveFrom: Date;
+  createdAt: Date;
+}
+
+type Db = Pick<Prisma.TransactionClient, 'priceCatalog' | '$executeRaw'>;
+
+export function toPriceCatalogRecord(row: {
+  id: string;
+  organizationId: string | null;
+  version: number;
+  currency: string;
+  prices: unknown;
+  effectiveFrom: Date;
+  createdAt: Date;
+}): PriceCatalogRecord {
+  // Stored prices were validated on the way in; parsing again keeps a hand-edited row from pricing calls silently wrong.
+  return { ...row, prices: priceCatalogPrices.parse(row.prices) };
+}
+
+/**
+ * The catalog a call that started at `at` is priced with: the organization's latest version in force
+ * then, else the deployment default's. The default is seeded (version 1, in force since forever)
+ * the first time it is needed, so pricing never finds no catalog.
+ */
+export async function catalogInForce(db: Db, organizationId: string, at: Date): Promise<PriceCatalogRecord> {
+  const own = await db.priceCatalog.findFirst({
+    where: { organizationId, effectiveFrom: { lte: at } },
+    orderBy: [{ effectiveFrom: 'desc' }, { version: 'desc' }],
+  });
+  if (own) return toPriceCatalogRecord(own);
+  return defaultCatalogInForce(db, at);
+}
+
+export async function defaultCatalogInForce(db: Db, at: Date): Promise<PriceCatalogRecord> {
+  const found = await db.priceCatalog.findFirst({
+    where: { organizationId: null, effectiveFrom: { lte: at } },
+    orderBy: [{ effectiveFrom: 'desc' }, { version: 'desc' }],
+  });
+  if (found) return toPriceCatalogRecord(found);
+  await seedDefaultCatalog(db);
+  return toPriceCatalogRecord(
+    await db.priceCatalog.findFirstOrThrow({ where: { organizationId: null }, orderBy: [{ effectiveFrom: 'asc' }, { version: 'asc' }] }),
+  );
+}
+
+/** Inserts default version 1 unless it exists (race-safe: two processes may seed at once). */
+export async function seedDefaultCatalog(db: Pick<Prisma.TransactionClient, '$executeRaw'>, prices: PriceCatalogPrices = DEFAULT_PRICES): Promise<void> {
+  await db.$executeRaw(Prisma.sql`
+    INSERT INTO price_catalogs (id, organization_id, version, currency, prices, effective_from)
+    VALUES (gen_random_uuid(), NULL, 1, ${DEFAULT_CATALOG_CURRENCY}, ${JSON.stringify(prices)}::jsonb, ${BEGINNING_OF_TIME.toISOString()}::timestamptz)
+    ON CONFLICT DO NOTHING`);
+}
