@@ -5,6 +5,7 @@ import { createToolRunner } from '@switchboard/conversation/tools/agent-tool-run
 import { InferenceService } from '../inference/inference.service';
 import { ServerPipelineEngines } from './server-pipeline-engines';
 import { ServerRealtimeEngines } from './server-realtime-engines';
+import { CallUsageRegistry } from '../usage/call-usage-registry';
 
 /** The agent engines this server can run, by the `engine` name stored on an agent. */
 @Injectable()
@@ -12,9 +13,9 @@ export class AgentEngines implements OnApplicationShutdown {
   private readonly pipelineEngines: ServerPipelineEngines;
   private readonly engines: Map<string, AgentEngine>;
 
-  constructor(@Inject(APP_CONFIG) config: AppConfig, inference: InferenceService) {
-    this.pipelineEngines = new ServerPipelineEngines(() => inference.runtime(), inference.models, config.inference.modelsDir);
-    const realtimeEngines = new ServerRealtimeEngines();
+  constructor(@Inject(APP_CONFIG) config: AppConfig, inference: InferenceService, usage: CallUsageRegistry) {
+    this.pipelineEngines = new ServerPipelineEngines(() => inference.runtime(), inference.models, config.inference.modelsDir, usage);
+    const realtimeEngines = new ServerRealtimeEngines(usage);
     const tools = (agentConfig: AgentConfig) => createToolRunner(agentConfig.tools);
     this.engines = new Map<string, AgentEngine>([
       ['echo', new EchoAgentEngine()],

@@ -14,6 +14,8 @@ import { SileroVad, type VadStream } from '@switchboard/inference/vad';
 import type { ModelRegistry } from '@switchboard/inference/models';
 import { modelFolder } from '@switchboard/inference/models/model-paths';
 import { apiKeyFor, EngineCache, OPENAI_DEFAULT_BASE_URL } from './remote-engine-settings';
+import type { CallUsageRegistry } from '../usage/call-usage-registry';
+import { meterAsr, meterLlm, meterTts } from '../usage/metered-engines';
 
 /** Output rates by TTS provider (Piper's medium/high voices speak at 22.05 kHz; OpenAI's `pcm` is 24 kHz). */
 const TTS_SAMPLE_RATES: Record<AgentConfig['tts']['provider'], number> = { flite: 16_000, openai: 24_000, kokoro: 24_000, piper: 22_050 };
@@ -34,6 +36,7 @@ export class ServerPipelineEngines implements PipelineEngineResolver {
     private readonly runtime: () => Promise<InferenceRuntime>,
     private readonly models: ModelRegistry,
     private readonly modelsDir: string,
+    private readonly usage: CallUsageRegistry,
   ) {}
 
   ttsSampleRate(config: AgentConfig): number {
@@ -48,7 +51,8 @@ export class ServerPipelineEngines implements PipelineEngineResolver {
       this.ttsFor(config.tts),
       config.turn.endOfTurnModel ? this.endOfTurnModel() : Promise.resolve(undefined),
     ]);
-    return { vad: vad.createStream(callId), asr, llm, tts, endOfTurnClassifier };
+    // Engines are shared by calls; the meters route each request's usage to its call (by callId).
+    return { vad: vad.createStream(callId), asr: meterAsr(asr, this.usage), llm: meterLlm(llm, this.usage), tts: meterTts(tts, this.usage), endOfTurnClassifier };
   }
 
   /** A VAD stream for one call on the shared Silero model (the realtime agent judges barge-in with it). */

@@ -1,3 +1,4 @@
+import { CallUsageRegistry } from '../usage/call-usage-registry';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,7 +23,7 @@ describe('InferenceService', () => {
 
   it('reports at start which model features are off and the command that turns each on', async () => {
     const { logger, lines } = recordingLogger();
-    const service = new InferenceService(loadAppConfig({ MODELS_DIR: modelsDir }), logger);
+    const service = new InferenceService(loadAppConfig({ MODELS_DIR: modelsDir }), logger, new CallUsageRegistry());
     await service.onApplicationBootstrap();
     const report = lines.join('\n');
     expect(report).toContain(`MODELS_DIR=${modelsDir}`);
@@ -31,7 +32,7 @@ describe('InferenceService', () => {
 
   it('starts the runtime on first use with the configured device, once, and closes it on shutdown', async () => {
     const { logger, lines } = recordingLogger();
-    const service = new InferenceService(loadAppConfig({ MODELS_DIR: modelsDir, INFERENCE_DEVICE: 'auto', INFERENCE_WORKERS: '1' }), logger);
+    const service = new InferenceService(loadAppConfig({ MODELS_DIR: modelsDir, INFERENCE_DEVICE: 'auto', INFERENCE_WORKERS: '1' }), logger, new CallUsageRegistry());
     const runtime = await service.runtime();
     expect(await service.runtime()).toBe(runtime);
     expect(runtime.device).toBe('cpu');

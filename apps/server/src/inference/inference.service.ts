@@ -3,6 +3,7 @@ import { APP_CONFIG, type AppConfig } from '@switchboard/config';
 import { createInferenceRuntime, type OnnxInferenceRuntime } from '@switchboard/inference/runtime';
 import { describeModelFeatures, ModelRegistry } from '@switchboard/inference/models';
 import { PinoLogger } from 'nestjs-pino';
+import { CallUsageRegistry } from '../usage/call-usage-registry';
 
 /**
  * The process's one inference runtime (onnxruntime sessions in worker threads) and its model
@@ -17,6 +18,7 @@ export class InferenceService implements OnApplicationBootstrap, OnApplicationSh
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly logger: PinoLogger,
+    private readonly usage: CallUsageRegistry,
   ) {
     this.logger.setContext(InferenceService.name);
     this.models = new ModelRegistry({ modelsDir: config.inference.modelsDir });
@@ -36,6 +38,8 @@ export class InferenceService implements OnApplicationBootstrap, OnApplicationSh
       device: this.config.inference.device,
       workers: this.config.inference.workers,
       batchMaxDelayMs: this.config.inference.batchMaxDelayMs,
+      // Each batch's run time is charged to the calls in it, by rows (GPU/CPU seconds in the cost ledger).
+      usageSink: this.usage,
       logger: { log: (message) => this.logger.info(message), warn: (message) => this.logger.warn(message) },
     });
     return this.runtimePromise;

@@ -1,7 +1,7 @@
 import type { WebSocket, RawData } from 'ws';
 import type { AgentCallContext, AgentEngine, AgentSession, CallControl, ConversationRecorder } from '@switchboard/conversation';
 import { TelephonyAudioInput, TelephonyAudioOutput } from '@switchboard/conversation';
-import type { CallRepository } from '@switchboard/persistence';
+import type { CallRepository, MeasuredCallUsage } from '@switchboard/persistence';
 import {
   hashStreamToken,
   MediaStreamSession,
@@ -42,6 +42,12 @@ export type CallEndReason =
   | 'max_duration'
   | 'transferred';
 
+/** The meters this connection measures itself, from the stream's own counters. */
+type MediaMeter = 'streamMs' | 'callerAudioMs' | 'agentAudioSentMs' | 'agentAudioHeardMs';
+
+/** G.711 at 8 kHz: one byte per sample, 8 bytes per millisecond. */
+const MULAW_BYTES_PER_MS = 8;
+
 const AGENT_END_REASONS: readonly string[] = ['agent_hangup', 'idle_timeout', 'max_duration', 'transferred', 'agent_error'];
 
 /** What a connection needs from the server; provided by MediaStreamService. */
@@ -53,6 +59,8 @@ export interface MediaStreamDependencies {
   createRecorder(callId: string, events: CallEventBuffer): ConversationRecorder;
   /** Hang-up and transfer for the call with this Twilio SID. */
   createCallControl(callSid: string): CallControl;
+  /** The call's AI usage meter (STT, TTS, LLM, realtime tokens, inference time), opened at start, read at the end. */
+  usage: { open(callId: string): unknown; close(callId: string): Omit<MeasuredCallUsage, MediaMeter> };
   logger: PinoLogger;
   onClosed(connection: MediaStreamConnection): void;
 }
@@ -200,6 +208,7 @@ export class MediaStreamConnection implements MediaStreamHandler {
     // Twilio's custom parameters win a name clash: they are what our own TwiML set (callId).
     const streamParameters = { ...call.variables, ...customParameters };
     this.recorder = this.deps.createRecorder(callId, this.events);
+    this.deps.usage.open(callId);
     const context: AgentCallContext = {
       callId,
       organizationId: call.organizationId,
@@ -290,7 +299,14 @@ export class MediaStreamConnection implements MediaStreamHandler {
         });
         await this.recorder?.flush();
         await this.events?.close();
-        await this.deps.calls.finalise(this.callId, { endReason: reason, endedAt: new Date() });
+        const usage: MeasuredCallUsage = {
+          ...this.deps.usage.close(this.callId),
+          streamMs: Date.now() - this.openedAt,
+          callerAudioMs: Math.round(counters.mediaBytesIn / MULAW_BYTES_PER_MS),
+          agentAudioSentMs: Math.round(counters.mediaBytesOut / MULAW_BYTES_PER_MS),
+          agentAudioHeardMs: Math.round(counters.mediaBytesHeard / MULAW_BYTES_PER_MS),
+        };
+        await this.deps.calls.finalise(this.callId, { endReason: reason, endedAt: new Date(), usage });
         this.deps.logger.info({ callId: this.callId, reason }, 'media stream ended');
       }
     } catch (error) {

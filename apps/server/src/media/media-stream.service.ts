@@ -6,6 +6,7 @@ import { PinoLogger } from 'nestjs-pino';
 import type { WebSocket } from 'ws';
 import { AgentEngines } from '../agents/agent-engines';
 import { TwilioRestClientFactory } from '../telephony-control/twilio-rest-client.factory';
+import { CallUsageRegistry } from '../usage/call-usage-registry';
 import { CallEventBuffer } from './call-event-buffer';
 import { ConversationRecordBuffer } from './conversation-record-buffer';
 import { MediaStreamConnection } from './media-stream-connection';
@@ -21,6 +22,7 @@ export class MediaStreamService implements OnModuleInit, OnApplicationShutdown {
     private readonly agents: AgentEngines,
     private readonly conversationRecords: ConversationRecordRepository,
     private readonly twilioRest: TwilioRestClientFactory,
+    private readonly usage: CallUsageRegistry,
     private readonly logger: PinoLogger,
   ) {
     this.logger.setContext(MediaStreamService.name);
@@ -66,6 +68,7 @@ export class MediaStreamService implements OnModuleInit, OnApplicationShutdown {
       createEventBuffer: (callId) => new CallEventBuffer(callId, this.callEvents, this.logger),
       createRecorder: (callId, events) => new ConversationRecordBuffer(callId, this.conversationRecords, events, this.logger),
       createCallControl: (callSid) => this.callControl(callSid),
+      usage: this.usage,
       logger: this.logger,
       onClosed: (closed) => this.connections.delete(closed),
     });

@@ -15,6 +15,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { CallEventBuffer } from '../../../../server/src/media/call-event-buffer';
 import { MediaStreamConnection, type MediaStreamDependencies } from '../../../../server/src/media/media-stream-connection';
 import { ObservedRecorder } from './observed-recorder';
+import { CallUsageRegistry } from '../../../../server/src/usage/call-usage-registry';
 
 const CLEAR_MESSAGE_PREFIX = '{"event":"clear"';
 const MEDIA_PATH = '/media/';
@@ -52,6 +53,7 @@ export class MediaServerRig {
       createEventBuffer: (callId) => new CallEventBuffer(callId, callEvents, logger),
       createRecorder: (callId) => this.ledger(callId).recorder,
       createCallControl: () => noCallControl,
+      usage: new CallUsageRegistry(),
       logger,
       onClosed: (connection) => this.connections.delete(connection),
     };

@@ -1,0 +1,116 @@
+import type { InferenceDevice } from '@switchboard/inference/contracts';
+import type { LlmUsage } from '@switchboard/inference/llm/llm-engine';
+import type { SpeechToSpeechUsage } from '@switchboard/inference/speech-to-speech/speech-to-speech-engine';
+
+/** AI usage measured on one call (integers). Telephony/audio meters come from the media stream, not from here. */
+export interface MeasuredAiUsage {
+  sttAudioMs: number;
+  ttsCharacters: number;
+  ttsAudioMs: number;
+  llmInputTokens: number;
+  /** Included in `llmInputTokens` (the provider's own convention). */
+  llmCachedInputTokens: number;
+  llmOutputTokens: number;
+  realtimeTextInputTokens: number;
+  realtimeAudioInputTokens: number;
+  realtimeCachedTextInputTokens: number;
+  realtimeCachedAudioInputTokens: number;
+  realtimeTextOutputTokens: number;
+  realtimeAudioOutputTokens: number;
+  gpuMicroseconds: number;
+  cpuMicroseconds: number;
+}
+
+export function noAiUsage(): MeasuredAiUsage {
+  return {
+    sttAudioMs: 0,
+    ttsCharacters: 0,
+    ttsAudioMs: 0,
+    llmInputTokens: 0,
+    llmCachedInputTokens: 0,
+    llmOutputTokens: 0,
+    realtimeTextInputTokens: 0,
+    realtimeAudioInputTokens: 0,
+    realtimeCachedTextInputTokens: 0,
+    realtimeCachedAudioInputTokens: 0,
+    realtimeTextOutputTokens: 0,
+    realtimeAudioOutputTokens: 0,
+    gpuMicroseconds: 0,
+    cpuMicroseconds: 0,
+  };
+}
+
+/** What the meter needs of a realtime session: its running usage totals. */
+export interface UsageTotalsSource {
+  readonly usageTotals: Readonly<SpeechToSpeechUsage>;
+}
+
+/**
+ * Accumulates one call's AI usage. Sums are kept exact (seconds as floats) and rounded once, in
+ * `snapshot()`, so thousands of small additions do not drift by a rounding error each.
+ */
+export class CallUsageMeter {
+  private sttAudioSeconds = 0;
+  private ttsCharacters = 0;
+  private ttsAudioSeconds = 0;
+  private llmInputTokens = 0;
+  private llmCachedInputTokens = 0;
+  private llmOutputTokens = 0;
+  private gpuSeconds = 0;
+  private cpuSeconds = 0;
+  /** A Set: tracking the same session twice must not count it twice. */
+  private readonly speechToSpeechSessions = new Set<UsageTotalsSource>();
+
+  addSttAudio(seconds: number): void {
+    this.sttAudioSeconds += countable(seconds);
+  }
+
+  addTts(characters: number, audioSeconds: number): void {
+    this.ttsCharacters += countable(characters);
+    this.ttsAudioSeconds += countable(audioSeconds);
+  }
+
+  addLlmUsage(usage: LlmUsage): void {
+    this.llmInputTokens += countable(usage.inputTokens);
+    this.llmCachedInputTokens += countable(usage.cachedInputTokens);
+    this.llmOutputTokens += countable(usage.outputTokens);
+  }
+
+  /** A realtime session's running totals are read at snapshot time (several sessions per call possible after reconnects: summed). */
+  trackSpeechToSpeech(session: UsageTotalsSource): void {
+    this.speechToSpeechSessions.add(session);
+  }
+
+  addCompute(device: InferenceDevice, seconds: number): void {
+    if (device === 'cuda') this.gpuSeconds += countable(seconds);
+    else this.cpuSeconds += countable(seconds);
+  }
+
+  snapshot(): MeasuredAiUsage {
+    const usage: MeasuredAiUsage = {
+      ...noAiUsage(),
+      sttAudioMs: Math.round(this.sttAudioSeconds * 1000),
+      ttsCharacters: Math.round(this.ttsCharacters),
+      ttsAudioMs: Math.round(this.ttsAudioSeconds * 1000),
+      llmInputTokens: Math.round(this.llmInputTokens),
+      llmCachedInputTokens: Math.round(this.llmCachedInputTokens),
+      llmOutputTokens: Math.round(this.llmOutputTokens),
+      gpuMicroseconds: Math.round(this.gpuSeconds * 1_000_000),
+      cpuMicroseconds: Math.round(this.cpuSeconds * 1_000_000),
+    };
+    for (const { usageTotals } of this.speechToSpeechSessions) {
+      usage.realtimeTextInputTokens += Math.round(countable(usageTotals.inputTextTokens));
+      usage.realtimeAudioInputTokens += Math.round(countable(usageTotals.inputAudioTokens));
+      usage.realtimeCachedTextInputTokens += Math.round(countable(usageTotals.inputCachedTextTokens));
+      usage.realtimeCachedAudioInputTokens += Math.round(countable(usageTotals.inputCachedAudioTokens));
+      usage.realtimeTextOutputTokens += Math.round(countable(usageTotals.outputTextTokens));
+      usage.realtimeAudioOutputTokens += Math.round(countable(usageTotals.outputAudioTokens));
+    }
+    return usage;
+  }
+}
+
+/** One NaN or negative figure from a provider would poison the call's whole cost line: count it as 0. */
+function countable(value: number): number {
+  return Number.isFinite(value) && value > 0 ? value : 0;
+}
