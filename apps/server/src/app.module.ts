@@ -15,6 +15,8 @@ import { OutboundCallsController } from './calls/outbound-calls.controller';
 import { OrganizationController } from './organization/organization.controller';
 import { OrganizationsController } from './organization/organizations.controller';
 import { OperatorKeyGuard } from './auth/operator-key.guard';
+import { CallUsageRegistry } from './usage/call-usage-registry';
+import { CostsController } from './costs/costs.controller';
 import { PersistenceErrorFilter } from './common/persistence-error.filter';
 import { HealthController } from './health/health.controller';
 import { InferenceService } from './inference/inference.service';
@@ -50,11 +52,12 @@ export class AppModule {
         }),
       ],
       controllers: [WebhookSubscriptionsController, WebhookDeliveriesController, HealthController, CallsController, AgentsController, PhoneNumbersController, ApiKeysController, TwilioWebhooksController,
-        OutboundCallsController, OutboundCallWebhooksController, OrganizationController, OrganizationsController],
+        OutboundCallsController, OutboundCallWebhooksController, OrganizationController, OrganizationsController, CostsController],
       providers: [
         { provide: APP_FILTER, useClass: PersistenceErrorFilter },
         ApiKeyGuard,
         OperatorKeyGuard,
+        CallUsageRegistry,
         ApiKeyRateLimiter,
         { provide: ThrottlerStorage, useClass: ThrottlerStorageService },
         TwilioSignatureGuard,

@@ -1,3 +1,4 @@
+import { callCostSchema } from '../costs/cost-responses.schema';
 import { TRANSCRIPT_ROLES, TRANSCRIPT_SOURCES, TWILIO_CALL_STATUSES } from '@switchboard/persistence';
 import { z } from 'zod';
 import { createApiDto, isoDateTime, nullableDateTime, pageOf, uuid } from '../openapi/api-schemas';
@@ -90,6 +91,7 @@ export const callDetailSchema = callSchema.extend({
   transcript: z.array(transcriptTurnSchema),
   toolInvocations: z.array(toolInvocationSchema),
   latency: z.array(turnLatencySchema).describe('One waterfall per reply; offsets in ms since startedAt.'),
+  cost: callCostSchema.describe('The cost ledger (also GET /v1/calls/{id}/cost).'),
 });
 
 export class CallDto extends createApiDto(callSchema) {}

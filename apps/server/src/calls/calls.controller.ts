@@ -1,12 +1,13 @@
 import { Controller, Get, NotFoundException, Param, Query, UseGuards } from '@nestjs/common';
 import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
-import { CallRepository, TWILIO_CALL_STATUSES } from '@switchboard/persistence';
+import { CallRepository, CostRepository, TWILIO_CALL_STATUSES } from '@switchboard/persistence';
 import { z } from 'zod';
 import { ApiKeyGuard, type ApiPrincipal } from '../auth/api-key.guard';
 import { Principal } from '../auth/principal.decorator';
 import { ZodValidationPipe } from '../common/zod-validation.pipe';
 import { ApiErrors, ApiKeyAuthenticated, createApiDto } from '../openapi/api-schemas';
 import { CallDetailDto, CallPageDto } from './call-responses.schema';
+import { callCostView } from '../costs/cost-responses.schema';
 
 /** ISO 8601 with a time zone: a bare local time would mean a different instant per server. */
 const isoTimestamp = z.iso.datetime({ offset: true }).transform((value) => new Date(value));
@@ -48,7 +49,10 @@ const callIdParam = z.string().min(1).max(64);
 @Controller('v1/calls')
 @UseGuards(ApiKeyGuard)
 export class CallsController {
-  constructor(private readonly calls: CallRepository) {}
+  constructor(
+    private readonly calls: CallRepository,
+    private readonly costs: CostRepository,
+  ) {}
 
   @Get()
   @ApiOkResponse({ type: CallPageDto, description: 'Newest first; filters combine (AND).' })
@@ -73,12 +77,12 @@ export class CallsController {
   }
 
   @Get(':id')
-  @ApiOkResponse({ type: CallDetailDto, description: 'The call with its events, transcript, tool invocations and latency waterfalls.' })
+  @ApiOkResponse({ type: CallDetailDto, description: 'The call with its events, transcript, tool invocations, latency waterfalls and cost.' })
   @ApiErrors(404)
   async detail(@Principal() principal: ApiPrincipal, @Param('id', new ZodValidationPipe(callIdParam)) id: string) {
     const call = await this.calls.findDetail(principal.organizationId, id);
     // Another organization's call is indistinguishable from a missing one.
     if (!call) throw new NotFoundException({ statusCode: 404, error: 'Not Found', code: 'call_not_found', message: `No call ${id}.` });
-    return call;
+    return { ...call, cost: callCostView(call.id, await this.costs.callCost(principal.organizationId, call.id)) };
   }
 }

@@ -1,5 +1,6 @@
 import { BadRequestException, ConflictException, HttpException, HttpStatus, NotFoundException, ServiceUnavailableException } from '@nestjs/common';
-import type { ConcurrencySnapshot } from '@switchboard/persistence';
+import { formatMicros } from '@switchboard/billing';
+import type { BudgetStatus, ConcurrencySnapshot } from '@switchboard/persistence';
 import type { TwilioFailure } from '../telephony-control/twilio-failure';
 
 /** How long a client refused over the concurrency limit is told to wait before trying again. */
@@ -39,6 +40,24 @@ export function concurrencyLimitReached(snapshot: ConcurrencySnapshot): HttpExce
       retryAfterSeconds: CONCURRENCY_RETRY_AFTER_SECONDS,
     },
     HttpStatus.TOO_MANY_REQUESTS,
+  );
+}
+
+/** The organization spent this month's budget and chose a hard limit: no new calls until next month or a higher budget. */
+export function budgetExceeded(budget: BudgetStatus & { currency: string }): HttpException {
+  const spent = `${formatMicros(budget.spentMicros)} ${budget.currency}`;
+  const limit = `${formatMicros(budget.budgetMicros ?? 0)} ${budget.currency}`;
+  return new HttpException(
+    {
+      statusCode: 402,
+      error: 'Payment Required',
+      code: 'budget_exceeded',
+      message: `This organization has spent ${spent} of its ${limit} monthly budget and refuses new calls (hard limit). Raise the budget with PATCH /v1/organization.`,
+      budgetMicros: budget.budgetMicros,
+      spentMicros: budget.spentMicros,
+      currency: budget.currency,
+    },
+    HttpStatus.PAYMENT_REQUIRED,
   );
 }
 

@@ -7,7 +7,7 @@ import {
   CallRepository,
   PhoneNumberRepository,
   type CallRecord,
-  type ConcurrencySnapshot,
+  type Refusal,
 } from '@switchboard/persistence';
 import { webhookUrl } from '@switchboard/telephony';
 import { PinoLogger } from 'nestjs-pino';
@@ -27,7 +27,7 @@ import type { PlaceCallBody } from './outbound-call-requests.schema';
 /** Every call progress event Twilio can report, so the record's status timeline is complete. */
 const STATUS_CALLBACK_EVENTS = ['initiated', 'ringing', 'answered', 'completed'];
 
-export type PlaceCallOutcome = { placed: true; call: CallRecord } | { placed: false; snapshot: ConcurrencySnapshot };
+export type PlaceCallOutcome = { placed: true; call: CallRecord } | { placed: false; refusal: Refusal };
 
 /**
  * Outbound calls through Twilio's REST API. A call is first reserved under the organization's
@@ -68,8 +68,9 @@ export class OutboundCallService {
       defaultConcurrencyLimit: this.config.calls.maxConcurrentPerOrg,
     });
     if (!admission.admitted) {
-      this.logger.warn({ organizationId, ...admission.snapshot }, 'outbound call refused: concurrency limit reached');
-      return { placed: false, snapshot: admission.snapshot };
+      const { admitted: _admitted, ...refusal } = admission;
+      this.logger.warn({ organizationId, ...refusal }, `outbound call refused: ${refusal.reason}`);
+      return { placed: false, refusal };
     }
     const callSid = await this.dial(admission.call, body);
     await this.calls.attachTwilioCallSid(admission.call.id, callSid);

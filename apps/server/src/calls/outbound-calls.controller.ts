@@ -8,7 +8,7 @@ import { RequireScope } from '../auth/require-scope.decorator';
 import { ZodValidationPipe } from '../common/zod-validation.pipe';
 import { ApiErrors, ApiKeyAuthenticated } from '../openapi/api-schemas';
 import { CallDto } from './call-responses.schema';
-import { CONCURRENCY_RETRY_AFTER_SECONDS, concurrencyLimitReached } from './outbound-call-errors';
+import { budgetExceeded, CONCURRENCY_RETRY_AFTER_SECONDS, concurrencyLimitReached } from './outbound-call-errors';
 import { callIdParam, placeCallBody, PlaceCallBodyDto } from './outbound-call-requests.schema';
 import { OutboundCallService } from './outbound-call.service';
 
@@ -32,9 +32,9 @@ export class OutboundCallsController {
     description:
       'Placed through Twilio (calls.create with our TwiML URL, status callbacks and optional asynchronous answering-machine detection). ' +
       'The agent sees `variables` as {{call.params.NAME}} and the detection verdict as {{call.answeredBy}}. ' +
-      '429 (`concurrency_limit`, with Retry-After) when the organization is at its concurrency limit; 502 (`twilio_error`) when Twilio refused, the call is then recorded as failed.',
+      '429 (`concurrency_limit`, with Retry-After) when the organization is at its concurrency limit; 402 (`budget_exceeded`) when it spent its monthly budget and chose a hard limit; 502 (`twilio_error`) when Twilio refused, the call is then recorded as failed.',
   })
-  @ApiErrors(400, 403, 429, 502)
+  @ApiErrors(400, 402, 403, 429, 502)
   async place(
     @Principal() principal: ApiPrincipal,
     @Body(new ZodValidationPipe(placeCallBody)) body: PlaceCallBodyDto,
@@ -42,8 +42,9 @@ export class OutboundCallsController {
   ): Promise<CallRecord> {
     const outcome = await this.outbound.place(principal.organizationId, body);
     if (!outcome.placed) {
+      if (outcome.refusal.reason === 'budget_exceeded') throw budgetExceeded(outcome.refusal.budget);
       response.setHeader('Retry-After', String(CONCURRENCY_RETRY_AFTER_SECONDS));
-      throw concurrencyLimitReached(outcome.snapshot);
+      throw concurrencyLimitReached(outcome.refusal.snapshot);
     }
     return outcome.call;
   }

@@ -65,6 +65,7 @@ export class ErrorBodyDto extends createApiDto(errorBody) {}
 const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'The request is invalid; `details` names each field and the rule it broke.',
   401: 'No API key, or an unknown or revoked one.',
+  402: 'The organization spent its monthly budget and chose a hard limit (`budget_exceeded`).',
   403: 'The API key lacks the scope this route needs (`insufficient_scope`).',
   404: 'No such resource in the API key\'s organization (another organization\'s resources are indistinguishable from missing ones).',
   409: 'The request conflicts with the current state.',

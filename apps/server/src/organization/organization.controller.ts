@@ -1,7 +1,8 @@
 import { Body, Controller, Get, Inject, NotFoundException, Patch, UseGuards } from '@nestjs/common';
 import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { APP_CONFIG, type AppConfig } from '@switchboard/config';
-import { OrganizationRepository, type OrganizationCallUsage } from '@switchboard/persistence';
+import { formatMicros } from '@switchboard/billing';
+import { CostRepository, OrganizationRepository, type OrganizationCallUsage } from '@switchboard/persistence';
 import { z } from 'zod';
 import { ApiKeyGuard, type ApiPrincipal } from '../auth/api-key.guard';
 import { Principal } from '../auth/principal.decorator';
@@ -9,10 +10,16 @@ import { RequireScope } from '../auth/require-scope.decorator';
 import { ZodValidationPipe } from '../common/zod-validation.pipe';
 import { ApiErrors, ApiKeyAuthenticated, createApiDto, isoDateTime, uuid } from '../openapi/api-schemas';
 
-/** null = use the deployment default (MAX_CONCURRENT_CALLS_PER_ORG); 0 refuses every call. */
-const updateOrganizationBody = z.strictObject({
-  maxConcurrentCalls: z.number().int().min(0).max(100_000).nullable(),
-});
+const updateOrganizationBody = z
+  .strictObject({
+    /** null = use the deployment default (MAX_CONCURRENT_CALLS_PER_ORG); 0 refuses every call. */
+    maxConcurrentCalls: z.number().int().min(0).max(100_000).nullable().optional(),
+    /** Micro-units of the catalog currency per calendar month (UTC); null = no budget. */
+    monthlyBudgetMicros: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).nullable().optional(),
+    /** true: refuse new calls once the month's spend reaches the budget. */
+    budgetHardLimit: z.boolean().optional(),
+  })
+  .refine((body) => Object.keys(body).length > 0, { message: 'Send at least one of maxConcurrentCalls, monthlyBudgetMicros, budgetHardLimit.' });
 class UpdateOrganizationBodyDto extends createApiDto(updateOrganizationBody) {}
 
 const organizationSchema = z.strictObject({
@@ -24,10 +31,20 @@ const organizationSchema = z.strictObject({
   activeCalls: z.number().int(),
   refusedCallsLast24h: z.number().int().describe('Calls refused over the limit in the last 24 hours.'),
   refusedCallsTotal: z.number().int(),
+  budget: z.strictObject({
+    monthlyBudgetMicros: z.number().int().nullable().describe('Null: no budget.'),
+    monthlyBudget: z.string().nullable(),
+    hardLimit: z.boolean().describe('Refuse new calls once the budget is spent.'),
+    currency: z.string(),
+    month: z.string().describe('YYYY-MM (UTC).'),
+    spentMicros: z.number().int().describe('Spend of the calls that started this month.'),
+    spent: z.string(),
+  }),
 });
 class OrganizationDto extends createApiDto(organizationSchema) {}
+type OrganizationView = OrganizationCallUsage & { budget: z.infer<typeof organizationSchema>['budget'] };
 
-/** The API key's own organization: its concurrency limit and how much of it is in use. */
+/** The API key's own organization: its concurrency limit and monthly budget, and how much of each is in use. */
 @ApiTags('Organization')
 @ApiKeyAuthenticated()
 @Controller('v1/organization')
@@ -36,30 +53,54 @@ export class OrganizationController {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly organizations: OrganizationRepository,
+    private readonly costs: CostRepository,
   ) {}
 
   @Get()
   @ApiOkResponse({ type: OrganizationDto })
-  async get(@Principal() principal: ApiPrincipal): Promise<OrganizationCallUsage> {
+  async get(@Principal() principal: ApiPrincipal): Promise<OrganizationView> {
     return this.usage(principal.organizationId);
   }
 
   @Patch()
   @RequireScope('admin')
-  @ApiOkResponse({ type: OrganizationDto, description: 'Sets the concurrency limit (null: back to the deployment default; 0 refuses every call).' })
+  @ApiOkResponse({
+    type: OrganizationDto,
+    description: 'Sets the concurrency limit (null: back to the deployment default; 0 refuses every call) and/or the monthly budget and whether it is a hard limit.',
+  })
   @ApiErrors(400, 403)
   async update(
     @Principal() principal: ApiPrincipal,
     @Body(new ZodValidationPipe(updateOrganizationBody)) body: UpdateOrganizationBodyDto,
-  ): Promise<OrganizationCallUsage> {
-    if (!(await this.organizations.setMaxConcurrentCalls(principal.organizationId, body.maxConcurrentCalls))) throw organizationGone();
-    return this.usage(principal.organizationId);
+  ): Promise<OrganizationView> {
+    const { organizationId } = principal;
+    if (body.maxConcurrentCalls !== undefined && !(await this.organizations.setMaxConcurrentCalls(organizationId, body.maxConcurrentCalls))) {
+      throw organizationGone();
+    }
+    if ((body.monthlyBudgetMicros !== undefined || body.budgetHardLimit !== undefined) && !(await this.costs.setBudget(organizationId, body))) {
+      throw organizationGone();
+    }
+    return this.usage(organizationId);
   }
 
-  private async usage(organizationId: string): Promise<OrganizationCallUsage> {
-    const usage = await this.organizations.callUsage(organizationId, this.config.calls.maxConcurrentPerOrg);
-    if (!usage) throw organizationGone();
-    return usage;
+  private async usage(organizationId: string): Promise<OrganizationView> {
+    const [usage, budget] = await Promise.all([
+      this.organizations.callUsage(organizationId, this.config.calls.maxConcurrentPerOrg),
+      this.costs.budgetStatus(organizationId),
+    ]);
+    if (!usage || !budget) throw organizationGone();
+    return {
+      ...usage,
+      budget: {
+        monthlyBudgetMicros: budget.budgetMicros,
+        monthlyBudget: budget.budgetMicros === null ? null : formatMicros(budget.budgetMicros),
+        hardLimit: budget.hardLimit,
+        currency: budget.currency,
+        month: budget.monthStart.toISOString().slice(0, 7),
+        spentMicros: budget.spentMicros,
+        spent: formatMicros(budget.spentMicros),
+      },
+    };
   }
 }
 

@@ -11,6 +11,8 @@ export const UNKNOWN_NUMBER_MESSAGE =
 
 /** What the caller hears when the organization already has as many live calls as it may. */
 export const ALL_AGENTS_BUSY_MESSAGE = 'All our agents are busy right now. Please call again in a few minutes. Goodbye.';
+/** Said when the organization has spent its monthly budget and chose a hard limit. */
+export const LINE_UNAVAILABLE_MESSAGE = 'Sorry, this line cannot take calls at the moment. Please try again later. Goodbye.';
 
 /**
  * Answers Twilio's voice webhook: route the dialled number to its agent, open the call record (or
@@ -55,8 +57,14 @@ export class InboundCallService {
       defaultConcurrencyLimit: this.config.calls.maxConcurrentPerOrg,
     });
     if (!admission.admitted) {
+      const log = { callSid: params.callSid, organizationId: route.organizationId };
+      if (admission.reason === 'budget_exceeded') {
+        const { budgetMicros, spentMicros, currency } = admission.budget;
+        this.logger.warn({ ...log, budgetMicros, spentMicros, currency }, 'inbound call refused: monthly budget spent (hard limit)');
+        return rejectCallTwiml(LINE_UNAVAILABLE_MESSAGE);
+      }
       const { limit, activeCalls } = admission.snapshot;
-      this.logger.warn({ callSid: params.callSid, organizationId: route.organizationId, limit, activeCalls }, 'inbound call refused: concurrency limit reached');
+      this.logger.warn({ ...log, limit, activeCalls }, 'inbound call refused: concurrency limit reached');
       return rejectCallTwiml(ALL_AGENTS_BUSY_MESSAGE);
     }
     const { call } = admission;
