@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createOtherOrganizationKey, createRepositories, createTestPrisma, uniqueE164 } from '../support/database';
 import { openApiContract } from '../support/openapi-contract';
-import { startTestServer, type TestServer } from '../support/test-server';
+import { eventually, startTestServer, type TestServer } from '../support/test-server';
 
 /**
  * The OpenAPI document as served, and real responses checked against it: a route whose answer
@@ -70,6 +70,13 @@ describe('OpenAPI document and contract (e2e)', () => {
     await check('GET', '/v1/calls?status=telepathic', '/v1/calls', undefined, 400);
     await check('POST', '/v1/calls', '/v1/calls', { to: 'tomorrow' }, 400);
     await check('POST', '/v1/calls/00000000-0000-4000-8000-000000000000/hangup', '/v1/calls/{id}/hangup', undefined, 404);
+    const cost = await eventually(() => server.api(`/v1/calls/${id}/cost`), (answer) => answer.body?.status === 'priced');
+    contract.assertResponse('GET', '/v1/calls/{id}/cost', 200, cost.body);
+    await check('GET', `/v1/calls/${id}`, '/v1/calls/{id}', undefined, 200);
+    await check('GET', '/v1/calls/00000000-0000-4000-8000-000000000000/cost', '/v1/calls/{id}/cost', undefined, 404);
+    for (const groupBy of ['agent', 'day', 'component']) await check('GET', `/v1/usage?groupBy=${groupBy}`, '/v1/usage', undefined, 200);
+    await check('GET', '/v1/usage?groupBy=weekday', '/v1/usage', undefined, 400);
+    await check('GET', '/v1/price-catalog', '/v1/price-catalog', undefined, 200);
 
     const prisma = createTestPrisma(1);
     try {
@@ -77,6 +84,11 @@ describe('OpenAPI document and contract (e2e)', () => {
       await check('GET', '/v1/organization', '/v1/organization', undefined, 200, otherKey);
       await check('PATCH', '/v1/organization', '/v1/organization', { maxConcurrentCalls: 3 }, 200, otherKey);
       await check('PATCH', '/v1/organization', '/v1/organization', { maxConcurrentCalls: -1 }, 400, otherKey);
+      await check('PATCH', '/v1/organization', '/v1/organization', { monthlyBudgetMicros: 25_000_000, budgetHardLimit: false }, 200, otherKey);
+      await check('PATCH', '/v1/organization', '/v1/organization', {}, 400, otherKey);
+      await check('POST', '/v1/price-catalog', '/v1/price-catalog', { prices: { telephonyInboundPerMinute: 9_000 } }, 201, otherKey);
+      await check('POST', '/v1/price-catalog', '/v1/price-catalog', { prices: { telephonyInboundPerMinute: -1 } }, 400, otherKey);
+      await check('GET', '/v1/price-catalog', '/v1/price-catalog', undefined, 200, otherKey);
       const subscription = await check('POST', '/v1/webhook-subscriptions', '/v1/webhook-subscriptions', { url: 'https://hooks.example.com/x', events: ['call.ended'] }, 201, otherKey);
       await check('GET', '/v1/webhook-subscriptions', '/v1/webhook-subscriptions', undefined, 200, otherKey);
       await check('GET', `/v1/webhook-subscriptions/${subscription.id}`, '/v1/webhook-subscriptions/{id}', undefined, 200, otherKey);

@@ -257,9 +257,9 @@ export class CallRepository {
   }
 
   /**
-   * Records why the call ended. Idempotent: the first end reason wins and later calls change
-   * nothing (returns false). endedAt keeps the earliest time seen, whether it came from here or
-   * from Twilio's terminal status callback. Emits call.ended when this is the call's first end
+   * Records why the call ended. Idempotent: the first end reason wins and later calls change nothing
+   * about the call (returns false), though their `usage` still reaches its ledger. endedAt keeps the
+   * earliest time seen, whether it came from here or from Twilio's terminal status callback. Emits call.ended when this is the call's first end
    * (see enqueueEndedIfFirstEnd), in the same transaction. The call's cost ledger is written in that
    * same transaction too, from `usage` (what the media path measured) and the call row.
    */
@@ -268,7 +268,10 @@ export class CallRepository {
     if (end.endReason.trim().length === 0) throw invalidInput('endReason must not be empty');
     const { applied, deliveries } = await this.prisma.$transaction(async (tx) => {
       const before = await lockCall(tx, Prisma.sql`id = ${callId}::uuid`);
-      if (!before || before.endReason !== null) return { applied: false, deliveries: 0 };
+      if (!before) return { applied: false, deliveries: 0 };
+      // Already ended by someone else (an API hang-up): the end reason stays, but what the media path
+      // measured still reaches the ledger (as a correction when the call was priced without it).
+      if (before.endReason !== null) return { applied: false, deliveries: end.usage ? await this.ledger.charge(tx, callId, end.usage) : 0 };
       await tx.$executeRaw(Prisma.sql`
         UPDATE calls
         SET end_reason = ${end.endReason},
