@@ -30,14 +30,21 @@ describe('priceCall: telephony', () => {
   });
 
   it('adds platform fee and margin per billed minute only when priced: 2 × 1_000 and 2 × 500', () => {
-    const meters = call({ measuredConnectedSeconds: 61 });
-    expect(priceCall(meters, DEFAULT_PRICES).map((l) => l.component)).toEqual(['telephony']);
+    const meters = call({ measuredConnectedSeconds: 61, streamMs: 60_000 });
+    expect(priceCall(meters, DEFAULT_PRICES).map((l) => l.component)).toEqual(['telephony', 'media_streams']);
     const withFees = priceCall(meters, { ...DEFAULT_PRICES, platformFeePerMinute: 1_000, marginPerMinute: 500 });
     expect(withFees.map((l) => [l.component, l.quantity, l.amountMicros])).toEqual([
       ['telephony', 2, 17_000],
+      ['media_streams', 1, 4_000],
       ['platform_fee', 2, 2_000],
       ['margin', 2, 1_000],
     ]);
+  });
+
+  it('charges no platform fee or margin on a call refused before any media stream (Twilio still bills its minute)', () => {
+    const refused = call({ measuredConnectedSeconds: 6, twilioBilledMinutes: 1 });
+    const lines = priceCall(refused, { ...DEFAULT_PRICES, platformFeePerMinute: 1_000, marginPerMinute: 500 });
+    expect(lines.map((l) => [l.component, l.quantity, l.amountMicros])).toEqual([['telephony', 1, 8_500]]);
   });
 });
 

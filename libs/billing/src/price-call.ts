@@ -57,6 +57,8 @@ interface ComponentRule extends PriceUnit {
 }
 
 const telephonyMinutes = (meters: CallMeters): number => billedTelephonyMinutes(meters).minutes;
+/** Fee and margin are for calls an agent served: a call refused before any media stream pays Twilio only. */
+const servedMinutes = (meters: CallMeters): number => (meters.streamMs > 0 ? telephonyMinutes(meters) : 0);
 const onRealtimeEngine = (meters: CallMeters, quantity: number): number => (meters.engine === 'realtime' ? quantity : 0);
 const uncached = (all: number, cached: number): number => Math.max(0, all - cached);
 
@@ -113,8 +115,8 @@ const RULES: Record<CostComponent, ComponentRule> = {
   },
   gpu: { ...SECOND, quantity: (m) => m.gpuMicroseconds, priceField: () => 'gpuPerSecond' },
   cpu: { ...SECOND, quantity: (m) => m.cpuMicroseconds, priceField: () => 'cpuPerSecond' },
-  platform_fee: { ...WHOLE_MINUTE, quantity: telephonyMinutes, priceField: () => 'platformFeePerMinute', onlyWhenPriced: true },
-  margin: { ...WHOLE_MINUTE, quantity: telephonyMinutes, priceField: () => 'marginPerMinute', onlyWhenPriced: true },
+  platform_fee: { ...WHOLE_MINUTE, quantity: servedMinutes, priceField: () => 'platformFeePerMinute', onlyWhenPriced: true },
+  margin: { ...WHOLE_MINUTE, quantity: servedMinutes, priceField: () => 'marginPerMinute', onlyWhenPriced: true },
 };
 
 /** Every component, in the order lines are listed. */

@@ -34,6 +34,25 @@ describe('Cost ledger: monthly budgets, hard limit, usage report', () => {
   const alerts = (organizationId: string) => prisma.budgetAlert.findMany({ where: { organizationId }, orderBy: [{ month: 'asc' }, { threshold: 'asc' }] });
 
   describe('usage.threshold', () => {
+    it('announces at once the thresholds a newly set budget is already past, and only once', async () => {
+      const organizationId = await fx.organization();
+      const agentId = await fx.agent(organizationId);
+      await fx.insertCatalog({ organizationId, version: 1, prices: BUDGET_PRICES, effectiveFrom: LONG_AGO });
+      await fx.endedCall({ organizationId, agentId, startedAt: MARCH(2), seconds: 9 * 60 }); // 900 000 spent in March 2031
+
+      await expect(fx.costs.setBudget(organizationId, { monthlyBudgetMicros: 1_000_000 }, MARCH(10))).resolves.toBe(true); // 90%
+      await expect(thresholdEvents(organizationId)).resolves.toEqual([
+        expect.objectContaining({ month: '2031-03', thresholdPercent: 80, spentMicros: 900_000, budgetMicros: 1_000_000 }),
+      ]);
+      await fx.costs.setBudget(organizationId, { monthlyBudgetMicros: 850_000 }, MARCH(11)); // past 100% now; 80% already said
+      await fx.costs.setBudget(organizationId, { monthlyBudgetMicros: 800_000, hardLimit: true }, MARCH(12));
+      expect((await thresholdEvents(organizationId)).map((data) => [data['thresholdPercent'], data['budgetMicros'], data['newCallsRefused']])).toEqual([
+        [80, 1_000_000, false],
+        [100, 850_000, false],
+      ]);
+      await expect(fx.costs.setBudget('00000000-0000-4000-8000-000000000000', { monthlyBudgetMicros: 1 })).resolves.toBe(false);
+    });
+
     it('announces 80% and 100% of a month once each, as the spend reaches them', async () => {
       const { organizationId, agentId } = await budgetedOrganization({ hardLimit: false });
       const call = (day: number, minutes: number) => fx.endedCall({ organizationId, agentId, startedAt: MARCH(day), seconds: minutes * 60 });

@@ -32,7 +32,9 @@ export const callSchema = z.strictObject({
   endReason: z
     .string()
     .nullable()
-    .describe('caller_hangup, agent_hangup, api_hangup, transferred, idle_timeout, max_duration, concurrency_limit, twilio_error, ...'),
+    .describe(
+      'stream_stopped (the caller or Twilio ended the stream), connection_lost, agent_hangup, api_hangup, transferred, idle_timeout, max_duration, agent_error, concurrency_limit, budget_exceeded, unknown_number, twilio_error, ...',
+    ),
   variables: z.record(z.string(), z.string()).describe('Per-call variables (POST /v1/calls), {{call.params.NAME}} in prompts.'),
   machineDetection: z.enum(['Enable', 'DetectMessageEnd']).nullable(),
   answeredBy: z.string().nullable().describe('Twilio AnsweredBy: human, machine_start, machine_end_beep, fax, unknown, ...'),

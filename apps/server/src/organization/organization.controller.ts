@@ -77,7 +77,8 @@ export class OrganizationController {
     if (body.maxConcurrentCalls !== undefined && !(await this.organizations.setMaxConcurrentCalls(organizationId, body.maxConcurrentCalls))) {
       throw organizationGone();
     }
-    if ((body.monthlyBudgetMicros !== undefined || body.budgetHardLimit !== undefined) && !(await this.costs.setBudget(organizationId, body))) {
+    const budget = { monthlyBudgetMicros: body.monthlyBudgetMicros, hardLimit: body.budgetHardLimit };
+    if ((budget.monthlyBudgetMicros !== undefined || budget.hardLimit !== undefined) && !(await this.costs.setBudget(organizationId, budget))) {
       throw organizationGone();
     }
     return this.usage(organizationId);

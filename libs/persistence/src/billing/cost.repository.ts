@@ -1,9 +1,10 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
 import { callMetersSchema, netByComponent, priceCall, totalMicros, type CallMeters, type CostLine, type PriceCatalogPrices } from '@switchboard/billing';
 import { PrismaService } from '../prisma.service';
 import { invalidInput } from '../persistence.errors';
 import { isUuid } from '../uuid';
-import { readBudgetStatus, type BudgetStatus } from './budgets';
+import { WebhookOutbox } from '../webhooks/webhook-outbox';
+import { announceBudgetThresholds, readBudgetStatus, type BudgetStatus } from './budgets';
 import { toCostLedgerLineRecord, type CostLedgerLineRecord } from './cost-lines';
 import { catalogInForce, defaultCatalogInForce, toPriceCatalogRecord, type PriceCatalogRecord } from './price-catalogs';
 import { usageReport, type UsageQuery, type UsageReport } from './usage-report';
@@ -37,7 +38,14 @@ const EFFECTIVE_FROM_SKEW_MS = 60_000;
 /** Reads of the cost ledger, the price catalog versions, budgets and the usage report. */
 @Injectable()
 export class CostRepository {
-  constructor(private readonly prisma: PrismaService) {}
+  private readonly outbox: WebhookOutbox;
+
+  constructor(
+    private readonly prisma: PrismaService,
+    @Optional() outbox?: WebhookOutbox,
+  ) {
+    this.outbox = outbox ?? new WebhookOutbox();
+  }
 
   /** Null when the call is not the organization's or not priced yet (still live). */
   async callCost(organizationId: string, callId: string): Promise<CallCostRecord | null> {
@@ -110,17 +118,27 @@ export class CostRepository {
     return status && { ...status, currency };
   }
 
-  /** Sets (or clears, with null) the monthly budget; false when the organization does not exist. */
-  async setBudget(organizationId: string, budget: { monthlyBudgetMicros?: number | null; hardLimit?: boolean }): Promise<boolean> {
+  /**
+   * Sets (or clears, with null) the monthly budget; false when the organization does not exist. A budget
+   * set at or below what the month already spent announces its thresholds at once (usage.threshold),
+   * rather than at the next call's end.
+   */
+  async setBudget(organizationId: string, budget: { monthlyBudgetMicros?: number | null; hardLimit?: boolean }, now = new Date()): Promise<boolean> {
     if (!isUuid(organizationId)) return false;
-    const { count } = await this.prisma.organization.updateMany({
-      where: { id: organizationId },
-      data: {
-        ...(budget.monthlyBudgetMicros !== undefined ? { monthlyBudgetMicros: budget.monthlyBudgetMicros === null ? null : BigInt(budget.monthlyBudgetMicros) } : {}),
-        ...(budget.hardLimit !== undefined ? { budgetHardLimit: budget.hardLimit } : {}),
-      },
+    const { found, deliveries } = await this.prisma.$transaction(async (tx) => {
+      const { count } = await tx.organization.updateMany({
+        where: { id: organizationId },
+        data: {
+          ...(budget.monthlyBudgetMicros !== undefined ? { monthlyBudgetMicros: budget.monthlyBudgetMicros === null ? null : BigInt(budget.monthlyBudgetMicros) } : {}),
+          ...(budget.hardLimit !== undefined ? { budgetHardLimit: budget.hardLimit } : {}),
+        },
+      });
+      if (count !== 1) return { found: false, deliveries: 0 };
+      const { currency } = await catalogInForce(tx, organizationId, now);
+      return { found: true, deliveries: await announceBudgetThresholds(tx, this.outbox, organizationId, currency, now) };
     });
-    return count === 1;
+    this.outbox.committed(deliveries);
+    return found;
   }
 }
 
