@@ -187,8 +187,14 @@ describe('per-call cost ledger (e2e)', () => {
     // completed (a cancelled one is billed differently) and every meter is final.
     const replyText = REPLY_PIECES.join('');
     const heardAll = await eventually(
-      async () => ({ syntheses: synthesized.slice(ttsBefore), bytes: call.result().latency.bytesReceived }),
-      ({ syntheses, bytes }) =>
+      async () => ({
+        syntheses: synthesized.slice(ttsBefore),
+        bytes: call.result().latency.bytesReceived,
+        played: call.result().marksEchoed.filter((mark) => mark.reason === 'played').length,
+      }),
+      ({ syntheses, bytes, played }) =>
+        // The caller played (and echoed the mark after) at least the first piece: some audio is "heard".
+        played >= 1 &&
         syntheses.map((synthesis) => synthesis.input).join(' ') === replyText &&
         // 8 kHz mu-law: one byte per 3 samples at 24 kHz; a frame of slack for resampler edges.
         bytes >= sumOf(syntheses.map((synthesis) => Math.floor(synthesis.samples / 3))) - 160,
@@ -266,9 +272,13 @@ describe('per-call cost ledger (e2e)', () => {
       direction: 'inbound',
       engine: 'pipeline',
       callerAudioMs: callerBytesSent / 8,
+      agentAudioSentMs: call.result().latency.bytesReceived / 8,
       measuredConnectedSeconds: Math.ceil(connectedMs / 1000),
       twilioBilledMinutes: null,
     });
+    // Heard = confirmed by the marks the caller echoed after playing the audio before them.
+    expect(cost.meters.agentAudioHeardMs).toBeGreaterThan(0);
+    expect(cost.meters.agentAudioHeardMs).toBeLessThanOrEqual(cost.meters.agentAudioSentMs);
     expect(detail.cost).toEqual(cost);
 
     pricedCallIds.push(callId);

@@ -110,6 +110,15 @@ describe('realtime agent over a simulated Twilio call (e2e)', () => {
 
   const detailOf = async (callId: string) => (await server.api(`/v1/calls/${callId}`)).body;
 
+  /** What the model bills for its answer, in the provider's `response.done` shape. */
+  const ANSWER_USAGE = {
+    total_tokens: 230,
+    input_tokens: 150,
+    output_tokens: 80,
+    input_token_details: { text_tokens: 100, audio_tokens: 50, image_tokens: 0, cached_tokens: 30, cached_tokens_details: { text_tokens: 20, audio_tokens: 10, image_tokens: 0 } },
+    output_token_details: { text_tokens: 25, audio_tokens: 55 },
+  };
+
   /**
    * Dials the agent and returns the model-side connection it opens. `prepare` runs as soon as the
    * connection exists, before the client can send anything, so scripted responses are queued in
@@ -171,9 +180,35 @@ describe('realtime agent over a simulated Twilio call (e2e)', () => {
     const question = connection.speechStarted(undefined, Math.round(connection.appendedAudioMs - spoken.length / 8));
     connection.speechStopped(question, Math.round(connection.appendedAudioMs) - 500);
     connection.userTranscript(question, 'What time do you open tomorrow morning?');
-    await connection.respond({ audioChunks: answerAudio, transcript: 'We open at nine.' });
+    await connection.respond({ audioChunks: answerAudio, transcript: 'We open at nine.', usage: ANSWER_USAGE });
     const detail = await eventually(() => detailOf(callId), (body) => body.transcript?.length >= 2 && body.latency?.length >= 1, 10_000);
     await call.hangup();
+
+    // The cost ledger: the tokens the model reported, priced with the deployment default catalog
+    // (per 1M tokens: text in $4, audio in $32, cached $0.40, text out $16, audio out $64).
+    const cost = await eventually(async () => (await server.api(`/v1/calls/${callId}/cost`)).body, (body) => body.status === 'priced', 10_000);
+    expect(cost.meters).toMatchObject({
+      engine: 'realtime',
+      realtimeTextInputTokens: 100,
+      realtimeAudioInputTokens: 50,
+      realtimeCachedTextInputTokens: 20,
+      realtimeCachedAudioInputTokens: 10,
+      realtimeTextOutputTokens: 25,
+      realtimeAudioOutputTokens: 55,
+      agentAudioSentMs: call.result().receivedMulaw.length / 8,
+    });
+    expect(cost.meters.agentAudioHeardMs).toBeGreaterThan(0);
+    expect(cost.meters.agentAudioHeardMs).toBeLessThanOrEqual(cost.meters.agentAudioSentMs);
+    const realtimeLines = cost.lines
+      .filter((line: { component: string }) => line.component.startsWith('realtime_'))
+      .map((line: { component: string; quantity: number; amountMicros: number }) => [line.component, line.quantity, line.amountMicros]);
+    expect(realtimeLines).toEqual([
+      ['realtime_text_input', 80, 320], // (100 - 20 cached) x 4 000 000 / 1M
+      ['realtime_audio_input', 40, 1_280], // (50 - 10 cached) x 32 000 000 / 1M
+      ['realtime_cached_input', 30, 12], // 30 x 400 000 / 1M
+      ['realtime_text_output', 25, 400], // 25 x 16 000 000 / 1M
+      ['realtime_audio_output', 55, 3_520], // 55 x 64 000 000 / 1M
+    ]);
 
     expect(detail.transcript.map((turn: Transcript) => [turn.role, turn.source, turn.text])).toEqual([
       ['user', 'speech', 'What time do you open tomorrow morning?'],
