@@ -1,5 +1,6 @@
 import { SimulatedTwilioCall } from '@switchboard/testing';
-import { createOtherOrganizationKey, createRepositories, createTestPrisma, uniqueCallSid, uniqueE164 } from '../support/database';
+import { createOtherOrganizationKey, createRepositories, createScratchDatabase, createTestPrisma, uniqueCallSid, uniqueE164, type ScratchDatabase } from '../support/database';
+import type { PrismaService } from '../../libs/persistence/src/prisma.service';
 import { eventually, startTestServer, type TestServer } from '../support/test-server';
 import { WebhookReceiver } from '../support/webhook-receiver';
 
@@ -10,35 +11,44 @@ const ALL_CALL_EVENTS = ['call.started', 'call.answered', 'call.ended', 'transcr
  * Everything happens in an organization of its own (its own key, agent and number), so calls of
  * other spec files in the shared default organization never reach these subscriptions. Retry
  * timings are shrunk so that "a receiver down for minutes" is an outage spanning many retry rounds.
+ *
+ * The server runs on a database of its own: its delivery worker claims due deliveries of EVERY
+ * organization, and other spec files (the cost ledger's, say) leave deliveries to unreachable URLs
+ * in the shared one, which would take this worker's slots with their timeouts and retries.
  */
 describe('Outgoing webhooks (e2e)', () => {
   let server: TestServer;
   let apiKey: string;
   let number: string;
   const receiver = new WebhookReceiver();
-  const prisma = createTestPrisma(2);
-  const repositories = createRepositories(prisma);
+  let database: ScratchDatabase;
+  let prisma: PrismaService;
 
   beforeAll(async () => {
     await receiver.start();
+    database = await createScratchDatabase('webhooks');
     server = await startTestServer({
+      DATABASE_URL: database.url,
+      MIGRATE_ON_START: 'true',
       WEBHOOK_WORKER_ENABLED: 'true',
       WEBHOOK_RETRY_BASE_MS: '50',
       WEBHOOK_RETRY_MAX_DELAY_MS: '300',
       WEBHOOK_POLL_INTERVAL_MS: '25',
       WEBHOOK_TIMEOUT_MS: '600',
     });
-    apiKey = await createOtherOrganizationKey(repositories, 'webhooks');
+    prisma = createTestPrisma(2, database.url);
+    apiKey = await createOtherOrganizationKey(createRepositories(prisma), 'webhooks');
     const agent = await server.api('/v1/agents', { apiKey, method: 'POST', body: { name: 'webhook-echo', engine: 'echo' } });
     expect(agent.status).toBe(201);
     number = uniqueE164();
     const bound = await server.api('/v1/phone-numbers', { apiKey, method: 'POST', body: { e164: number, agentId: agent.body.id } });
     expect(bound.status).toBe(201);
-  });
+  }, 60_000);
   afterAll(async () => {
     await server?.close();
     await receiver.stop();
-    await prisma.$disconnect();
+    await prisma?.$disconnect();
+    await database?.drop();
   });
 
   const api = (path: string, init: Parameters<TestServer['api']>[1] = {}) => server.api(path, { apiKey, ...init });
