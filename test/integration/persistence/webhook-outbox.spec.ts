@@ -93,6 +93,28 @@ describe('Webhook outbox (transactional enqueue, claim, attempts, replay, emitte
       expect(await claimOwn(organizationId)).toEqual([]);
     });
 
+    it('a fair claim takes each subscription\'s oldest deliveries up to its share minus what it has in flight', async () => {
+      const organizationId = await newOrganization();
+      // A has a backlog (a receiver that is down, say); B's deliveries came later.
+      const backlogged = await subscribe(organizationId, ['call.ended']);
+      const other = await subscribe(organizationId, ['call.started']);
+      for (let n = 0; n < 10; n++) await enqueue(organizationId, 'call.ended', { n });
+      for (let n = 0; n < 3; n++) await enqueue(organizationId, 'call.started', { n });
+      const oldest = await prisma.webhookDelivery.findMany({ where: { subscriptionId: backlogged.id }, orderBy: { nextAttemptAt: 'asc' } });
+
+      const fairlyOwn = async (inFlight: Record<string, number>) =>
+        (await deliveries.claimDue(1_000, 60_000, { perSubscription: 2, inFlight: new Map(Object.entries(inFlight)) })).filter((row) => row.organizationId === organizationId);
+      const first = await fairlyOwn({ [backlogged.id]: 1 });
+      expect(first.filter((row) => row.subscriptionId === backlogged.id).map((row) => row.deliveryId)).toEqual([oldest[0]!.id]);
+      expect(first.filter((row) => row.subscriptionId === other.id)).toHaveLength(2);
+      // Both at their share: nothing more for either.
+      expect(await fairlyOwn({ [backlogged.id]: 2, [other.id]: 2 })).toEqual([]);
+      // An unfair claim (no fairness given) still takes everything left: 9 of A, 1 of B.
+      const rest = await claimOwn(organizationId);
+      expect(rest.filter((row) => row.subscriptionId === backlogged.id)).toHaveLength(9);
+      expect(rest.filter((row) => row.subscriptionId === other.id)).toHaveLength(1);
+    });
+
     it('claims again once a lease has run out (a crashed worker loses nothing)', async () => {
       const organizationId = await newOrganization();
       await subscribe(organizationId, ['call.ended']);

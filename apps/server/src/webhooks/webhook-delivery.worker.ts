@@ -14,12 +14,18 @@ import { sendWebhook } from './webhook-sender';
 
 /** Attempts in flight at once, per process. */
 export const WEBHOOK_DELIVERY_CONCURRENCY = 8;
+/**
+ * Of those, at most this many for one subscription: a receiver that is down keeps its attempts
+ * waiting out the timeout, and must not make every other organization's deliveries wait with it.
+ */
+export const WEBHOOK_DELIVERY_PER_SUBSCRIPTION = 2;
 /** A claim outlives the request's timeout by this much, so only a dead worker's claim runs out. */
 const LEASE_SLACK_MS = 30_000;
 
 /**
  * Works the webhook outbox: claims due deliveries (FOR UPDATE SKIP LOCKED, so several processes
- * can run this side by side), sends them at most WEBHOOK_DELIVERY_CONCURRENCY at a time, and records
+ * can run this side by side), sends them at most WEBHOOK_DELIVERY_CONCURRENCY at a time (and at most
+ * WEBHOOK_DELIVERY_PER_SUBSCRIPTION for one subscription), and records
  * every attempt with the next retry (full-jitter backoff) or the final state. Polls every
  * pollIntervalMs, and sooner when an enqueuer commits new deliveries or an attempt frees a slot.
  * A database error never stops it: it is logged and the next round tries again. Delivery is
@@ -29,6 +35,8 @@ const LEASE_SLACK_MS = 30_000;
 @Injectable()
 export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly inFlight = new Set<Promise<void>>();
+  /** Attempts in flight by subscription (for the fair claim). */
+  private readonly inFlightBySubscription = new Map<string, number>();
   private loop: Promise<void> | null = null;
   private stopping = false;
   private woken = false;
@@ -72,7 +80,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
     while (!this.stopping) {
       const free = WEBHOOK_DELIVERY_CONCURRENCY - this.inFlight.size;
       if (free > 0) {
-        for (const claimed of await this.claim(free)) this.track(this.attempt(claimed));
+        for (const claimed of await this.claim(free)) this.track(claimed.subscriptionId, this.attempt(claimed));
       }
       await this.sleep(this.config.webhooks.pollIntervalMs);
     }
@@ -81,17 +89,24 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
 
   private async claim(limit: number): Promise<ClaimedWebhookDelivery[]> {
     try {
-      return await this.deliveries.claimDue(limit, this.config.webhooks.timeoutMs + LEASE_SLACK_MS);
+      return await this.deliveries.claimDue(limit, this.config.webhooks.timeoutMs + LEASE_SLACK_MS, {
+        perSubscription: WEBHOOK_DELIVERY_PER_SUBSCRIPTION,
+        inFlight: this.inFlightBySubscription,
+      });
     } catch (error) {
       this.logger.warn({ err: error }, 'could not claim webhook deliveries; retrying at the next poll');
       return [];
     }
   }
 
-  private track(attempt: Promise<void>): void {
+  private track(subscriptionId: string, attempt: Promise<void>): void {
     this.inFlight.add(attempt);
+    this.inFlightBySubscription.set(subscriptionId, (this.inFlightBySubscription.get(subscriptionId) ?? 0) + 1);
     void attempt.finally(() => {
       this.inFlight.delete(attempt);
+      const left = (this.inFlightBySubscription.get(subscriptionId) ?? 1) - 1;
+      if (left > 0) this.inFlightBySubscription.set(subscriptionId, left);
+      else this.inFlightBySubscription.delete(subscriptionId);
       // A slot is free: there may be more due work.
       this.wake();
     });

@@ -54,6 +54,7 @@ export interface ClaimedWebhookDelivery {
   deliveryId: string;
   eventId: string;
   organizationId: string;
+  subscriptionId: string;
   eventType: string;
   payload: JsonValue;
   /** attempt_count + 1 at claim time. */
@@ -63,6 +64,15 @@ export interface ClaimedWebhookDelivery {
   secret: string;
   /** The subscription was deleted after this delivery was enqueued: abandon it, send nothing. */
   subscriptionDeleted: boolean;
+}
+
+/**
+ * Keeps one subscription from taking every delivery slot: at most `perSubscription` of its
+ * deliveries in flight at once (`inFlight`: the claimer's own attempts still running, by subscription).
+ */
+export interface ClaimFairness {
+  perSubscription: number;
+  inFlight: ReadonlyMap<string, number>;
 }
 
 /** One attempt's outcome, and what becomes of the delivery (computed by the worker's schedule). */

@@ -8,6 +8,7 @@ import type { JsonValue } from '../repositories/json';
 import type { WebhookEventType } from './webhook-event-types';
 import { WebhookOutbox } from './webhook-outbox';
 import type {
+  ClaimFairness,
   ClaimedWebhookDelivery,
   WebhookAttemptOutcome,
   WebhookDeliveryDetail,
@@ -35,6 +36,7 @@ interface ClaimRow {
   id: string;
   event_id: string;
   organization_id: string;
+  subscription_id: string;
   attempt_count: number;
   give_up_after: Date;
   type: string;
@@ -60,27 +62,32 @@ export class WebhookDeliveryRepository {
    * claimers (other workers, other processes) pass over rows another one is claiming instead of
    * waiting for them or taking them twice; the lease (locked_until) then keeps the row out of
    * every claim while its request is in flight, and simply runs out if that worker dies.
+   *
+   * With `fairness`, the oldest due deliveries are taken per subscription, at most
+   * perSubscription minus what it already has in flight: a receiver that is down (every attempt
+   * waiting out the timeout) or a tenant with a backlog cannot hold every slot while other
+   * organizations' deliveries wait.
    */
-  async claimDue(limit: number, leaseMs: number): Promise<ClaimedWebhookDelivery[]> {
+  async claimDue(limit: number, leaseMs: number, fairness?: ClaimFairness): Promise<ClaimedWebhookDelivery[]> {
     if (!Number.isInteger(limit) || limit < 1 || limit > WEBHOOK_CLAIM_MAX_LIMIT) {
       throw invalidInput(`limit must be an integer from 1 to ${WEBHOOK_CLAIM_MAX_LIMIT}`);
     }
     if (!Number.isInteger(leaseMs) || leaseMs < 1) throw invalidInput('leaseMs must be a positive integer');
-    const rows = await this.prisma.$queryRaw<ClaimRow[]>(Prisma.sql`
-      WITH due AS (
-        SELECT id FROM webhook_deliveries
-        WHERE status = 'pending' AND next_attempt_at <= now() AND (locked_until IS NULL OR locked_until < now())
+    const claimable = Prisma.sql`status = 'pending' AND next_attempt_at <= now() AND (locked_until IS NULL OR locked_until < now())`;
+    const due = fairness ? fairDue(claimable, limit, fairness) : Prisma.sql`
+        SELECT id FROM webhook_deliveries WHERE ${claimable}
         ORDER BY next_attempt_at
         LIMIT ${limit}
-        FOR UPDATE SKIP LOCKED
-      ),
+        FOR UPDATE SKIP LOCKED`;
+    const rows = await this.prisma.$queryRaw<ClaimRow[]>(Prisma.sql`
+      WITH due AS (${due}),
       claimed AS (
         UPDATE webhook_deliveries d
         SET locked_until = now() + make_interval(secs => ${leaseMs}::float8 / 1000)
         FROM due WHERE d.id = due.id
         RETURNING d.id, d.event_id, d.subscription_id, d.organization_id, d.attempt_count, d.give_up_after, d.next_attempt_at
       )
-      SELECT c.id, c.event_id, c.organization_id, c.attempt_count, c.give_up_after,
+      SELECT c.id, c.event_id, c.organization_id, c.subscription_id, c.attempt_count, c.give_up_after,
              e.type, e.payload, s.url, s.secret, (s.deleted_at IS NOT NULL) AS subscription_deleted
       FROM claimed c
       JOIN webhook_events e ON e.id = c.event_id
@@ -90,6 +97,7 @@ export class WebhookDeliveryRepository {
       deliveryId: row.id,
       eventId: row.event_id,
       organizationId: row.organization_id,
+      subscriptionId: row.subscription_id,
       eventType: row.type,
       payload: row.payload,
       attemptNumber: row.attempt_count + 1,
@@ -255,4 +263,28 @@ function toDeliveryRecord(row: DeliveryRow): WebhookDeliveryRecord {
     replayOfId: row.replayOfId,
     createdAt: row.createdAt,
   };
+}
+
+/**
+ * The ids of the deliveries a fair claim takes: for each subscription with due deliveries, its oldest
+ * ones up to its remaining share (perSubscription minus in flight), then the oldest of those overall.
+ */
+function fairDue(claimable: Prisma.Sql, limit: number, fairness: ClaimFairness): Prisma.Sql {
+  const busyIds = [...fairness.inFlight.keys()];
+  const busyCounts = busyIds.map((id) => fairness.inFlight.get(id) ?? 0);
+  return Prisma.sql`
+    SELECT picked.id FROM (
+      SELECT DISTINCT subscription_id FROM webhook_deliveries WHERE ${claimable}
+    ) AS subscription
+    LEFT JOIN unnest(${busyIds}::uuid[], ${busyCounts}::int[]) AS busy(subscription_id, in_flight)
+      ON busy.subscription_id = subscription.subscription_id
+    CROSS JOIN LATERAL (
+      SELECT id, next_attempt_at FROM webhook_deliveries
+      WHERE subscription_id = subscription.subscription_id AND ${claimable}
+      ORDER BY next_attempt_at
+      LIMIT GREATEST(0, ${fairness.perSubscription}::int - COALESCE(busy.in_flight, 0))
+      FOR UPDATE SKIP LOCKED
+    ) AS picked
+    ORDER BY picked.next_attempt_at
+    LIMIT ${limit}`;
 }
