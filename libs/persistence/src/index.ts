@@ -115,6 +115,7 @@ export type { ListWebhookDeliveriesInput } from './webhooks/webhook-delivery.rep
 export { WEBHOOK_DELIVERY_STATUSES } from './webhooks/webhook-deliveries';
 export type {
   ClaimedWebhookDelivery,
+  ClaimFairness,
   WebhookAttemptOutcome,
   WebhookDeliveryAttemptRecord,
   WebhookDeliveryDetail,
