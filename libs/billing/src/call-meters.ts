@@ -39,31 +39,39 @@ export interface CallMeters {
   cpuMicroseconds: number;
 }
 
+/** What the media path measures on a call: the meters that do not come from the call row. */
+export type MeasuredCallUsage = Omit<CallMeters, 'direction' | 'engine' | 'measuredConnectedSeconds' | 'twilioBilledMinutes'>;
+
+/** The part of it the engines report (speech, tokens, inference time), as opposed to the stream's own counters. */
+export type MeasuredAiUsage = Omit<MeasuredCallUsage, 'streamMs' | 'callerAudioMs' | 'agentAudioSentMs' | 'agentAudioHeardMs'>;
+
+export const NO_AI_USAGE: Readonly<MeasuredAiUsage> = Object.freeze({
+  sttAudioMs: 0,
+  ttsCharacters: 0,
+  ttsAudioMs: 0,
+  llmInputTokens: 0,
+  llmCachedInputTokens: 0,
+  llmOutputTokens: 0,
+  realtimeTextInputTokens: 0,
+  realtimeAudioInputTokens: 0,
+  realtimeCachedTextInputTokens: 0,
+  realtimeCachedAudioInputTokens: 0,
+  realtimeTextOutputTokens: 0,
+  realtimeAudioOutputTokens: 0,
+  gpuMicroseconds: 0,
+  cpuMicroseconds: 0,
+});
+
+export const NO_MEASURED_USAGE: Readonly<MeasuredCallUsage> = Object.freeze({
+  ...NO_AI_USAGE,
+  streamMs: 0,
+  callerAudioMs: 0,
+  agentAudioSentMs: 0,
+  agentAudioHeardMs: 0,
+});
+
 export function emptyCallMeters(direction: CallMeters['direction'], engine: string): CallMeters {
-  return {
-    direction,
-    engine,
-    measuredConnectedSeconds: 0,
-    twilioBilledMinutes: null,
-    streamMs: 0,
-    callerAudioMs: 0,
-    agentAudioSentMs: 0,
-    agentAudioHeardMs: 0,
-    sttAudioMs: 0,
-    ttsCharacters: 0,
-    ttsAudioMs: 0,
-    llmInputTokens: 0,
-    llmCachedInputTokens: 0,
-    llmOutputTokens: 0,
-    realtimeTextInputTokens: 0,
-    realtimeAudioInputTokens: 0,
-    realtimeCachedTextInputTokens: 0,
-    realtimeCachedAudioInputTokens: 0,
-    realtimeTextOutputTokens: 0,
-    realtimeAudioOutputTokens: 0,
-    gpuMicroseconds: 0,
-    cpuMicroseconds: 0,
-  };
+  return { direction, engine, measuredConnectedSeconds: 0, twilioBilledMinutes: null, ...NO_MEASURED_USAGE };
 }
 
 const count = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);

@@ -126,8 +126,6 @@ export type {
 
 export { CostRepository } from './billing/cost.repository';
 export type { CallCostRecord, NewCatalogVersionInput } from './billing/cost.repository';
-export { NO_MEASURED_USAGE } from './billing/cost-ledger';
-export type { MeasuredCallUsage } from './billing/cost-ledger';
 export type { CostLedgerLineRecord } from './billing/cost-lines';
 export { BUDGET_EXCEEDED_REASON, BUDGET_THRESHOLDS } from './billing/budgets';
 export type { BudgetStatus } from './billing/budgets';

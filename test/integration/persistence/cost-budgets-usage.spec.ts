@@ -1,5 +1,4 @@
-import type { PriceCatalogPrices } from '../../../libs/billing/src';
-import { NO_MEASURED_USAGE } from '../../../libs/persistence/src/billing/cost-ledger';
+import { NO_MEASURED_USAGE, type PriceCatalogPrices } from '../../../libs/billing/src';
 import { hashSecret } from '../../../libs/persistence/src/secret-hash';
 import { CostFixtures, LONG_AGO, secondsAfter } from '../../support/cost-fixtures';
 import { createTestPrisma, TEST_ACCOUNT_SID, uniqueE164 } from '../../support/database';

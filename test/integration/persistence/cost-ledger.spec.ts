@@ -1,5 +1,4 @@
-import { callMetersSchema, priceCall, type PriceCatalogPrices } from '../../../libs/billing/src';
-import { NO_MEASURED_USAGE, type MeasuredCallUsage } from '../../../libs/persistence/src/billing/cost-ledger';
+import { callMetersSchema, NO_MEASURED_USAGE, priceCall, type MeasuredCallUsage, type PriceCatalogPrices } from '../../../libs/billing/src';
 import { CostFixtures, LONG_AGO, secondsAfter } from '../../support/cost-fixtures';
 import { createTestPrisma, TEST_ACCOUNT_SID, uniqueCallSid, uniqueE164 } from '../../support/database';
 

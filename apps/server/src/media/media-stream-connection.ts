@@ -1,7 +1,8 @@
 import type { WebSocket, RawData } from 'ws';
 import type { AgentCallContext, AgentEngine, AgentSession, CallControl, ConversationRecorder } from '@switchboard/conversation';
 import { TelephonyAudioInput, TelephonyAudioOutput } from '@switchboard/conversation';
-import type { CallRepository, MeasuredCallUsage } from '@switchboard/persistence';
+import type { MeasuredAiUsage, MeasuredCallUsage } from '@switchboard/billing';
+import type { CallRepository } from '@switchboard/persistence';
 import {
   hashStreamToken,
   MediaStreamSession,
@@ -42,9 +43,6 @@ export type CallEndReason =
   | 'max_duration'
   | 'transferred';
 
-/** The meters this connection measures itself, from the stream's own counters. */
-type MediaMeter = 'streamMs' | 'callerAudioMs' | 'agentAudioSentMs' | 'agentAudioHeardMs';
-
 /** G.711 at 8 kHz: one byte per sample, 8 bytes per millisecond. */
 const MULAW_BYTES_PER_MS = 8;
 
@@ -60,7 +58,7 @@ export interface MediaStreamDependencies {
   /** Hang-up and transfer for the call with this Twilio SID. */
   createCallControl(callSid: string): CallControl;
   /** The call's AI usage meter (STT, TTS, LLM, realtime tokens, inference time), opened at start, read at the end. */
-  usage: { open(callId: string): unknown; close(callId: string): Omit<MeasuredCallUsage, MediaMeter> };
+  usage: { open(callId: string): unknown; close(callId: string): MeasuredAiUsage };
   logger: PinoLogger;
   onClosed(connection: MediaStreamConnection): void;
 }

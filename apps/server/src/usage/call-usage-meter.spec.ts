@@ -1,6 +1,7 @@
 import type { SpeechToSpeechUsage } from '@switchboard/inference/speech-to-speech/speech-to-speech-engine';
 import { zeroUsage } from '@switchboard/inference/speech-to-speech/speech-to-speech-usage';
-import { CallUsageMeter, noAiUsage } from './call-usage-meter';
+import { NO_AI_USAGE } from '@switchboard/billing';
+import { CallUsageMeter } from './call-usage-meter';
 
 /** A realtime session's running totals, changed in place as responses finish (as the real session does). */
 class RunningTotals {
@@ -9,7 +10,7 @@ class RunningTotals {
 
 describe('CallUsageMeter', () => {
   it('reports nothing for a fresh call', () => {
-    expect(new CallUsageMeter().snapshot()).toEqual(noAiUsage());
+    expect(new CallUsageMeter().snapshot()).toEqual(NO_AI_USAGE);
   });
 
   it('sums STT and TTS seconds exactly and rounds to ms once, at snapshot', () => {
@@ -82,6 +83,6 @@ describe('CallUsageMeter', () => {
     meter.addSttAudio(Number.NaN);
     meter.addTts(Number.POSITIVE_INFINITY, -2);
     meter.addCompute('cpu', -1);
-    expect(meter.snapshot()).toEqual({ ...noAiUsage(), sttAudioMs: 1000 });
+    expect(meter.snapshot()).toEqual({ ...NO_AI_USAGE, sttAudioMs: 1000 });
   });
 });

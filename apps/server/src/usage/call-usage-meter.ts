@@ -1,44 +1,7 @@
+import { NO_AI_USAGE, type MeasuredAiUsage } from '@switchboard/billing';
 import type { InferenceDevice } from '@switchboard/inference/contracts';
 import type { LlmUsage } from '@switchboard/inference/llm/llm-engine';
 import type { SpeechToSpeechUsage } from '@switchboard/inference/speech-to-speech/speech-to-speech-engine';
-
-/** AI usage measured on one call (integers). Telephony/audio meters come from the media stream, not from here. */
-export interface MeasuredAiUsage {
-  sttAudioMs: number;
-  ttsCharacters: number;
-  ttsAudioMs: number;
-  llmInputTokens: number;
-  /** Included in `llmInputTokens` (the provider's own convention). */
-  llmCachedInputTokens: number;
-  llmOutputTokens: number;
-  realtimeTextInputTokens: number;
-  realtimeAudioInputTokens: number;
-  realtimeCachedTextInputTokens: number;
-  realtimeCachedAudioInputTokens: number;
-  realtimeTextOutputTokens: number;
-  realtimeAudioOutputTokens: number;
-  gpuMicroseconds: number;
-  cpuMicroseconds: number;
-}
-
-export function noAiUsage(): MeasuredAiUsage {
-  return {
-    sttAudioMs: 0,
-    ttsCharacters: 0,
-    ttsAudioMs: 0,
-    llmInputTokens: 0,
-    llmCachedInputTokens: 0,
-    llmOutputTokens: 0,
-    realtimeTextInputTokens: 0,
-    realtimeAudioInputTokens: 0,
-    realtimeCachedTextInputTokens: 0,
-    realtimeCachedAudioInputTokens: 0,
-    realtimeTextOutputTokens: 0,
-    realtimeAudioOutputTokens: 0,
-    gpuMicroseconds: 0,
-    cpuMicroseconds: 0,
-  };
-}
 
 /** What the meter needs of a realtime session: its running usage totals. */
 export interface UsageTotalsSource {
@@ -88,7 +51,7 @@ export class CallUsageMeter {
 
   snapshot(): MeasuredAiUsage {
     const usage: MeasuredAiUsage = {
-      ...noAiUsage(),
+      ...NO_AI_USAGE,
       sttAudioMs: Math.round(this.sttAudioSeconds * 1000),
       ttsCharacters: Math.round(this.ttsCharacters),
       ttsAudioMs: Math.round(this.ttsAudioSeconds * 1000),

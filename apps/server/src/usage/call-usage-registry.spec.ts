@@ -1,7 +1,7 @@
 import type { TensorData } from '@switchboard/inference/contracts';
 import { BatchScheduler } from '@switchboard/inference/runtime/batch-scheduler';
 import type { WorkerPool } from '@switchboard/inference/runtime/worker-pool';
-import { noAiUsage } from './call-usage-meter';
+import { NO_AI_USAGE } from '@switchboard/billing';
 import { CallUsageRegistry } from './call-usage-registry';
 
 /** A worker pool that "runs" every batch in a fixed 30 ms and keeps the batch sizes it saw. */
@@ -31,11 +31,11 @@ describe('CallUsageRegistry', () => {
     expect(registry.meterFor('call-1')).toBe(meter);
     meter.addSttAudio(2);
 
-    expect(registry.close('call-1')).toEqual({ ...noAiUsage(), sttAudioMs: 2000 });
+    expect(registry.close('call-1')).toEqual({ ...NO_AI_USAGE, sttAudioMs: 2000 });
     expect(registry.meterFor('call-1')).toBeUndefined();
-    expect(registry.close('call-1')).toEqual(noAiUsage());
+    expect(registry.close('call-1')).toEqual(NO_AI_USAGE);
     // Reopened after close: a fresh meter, not the old totals.
-    expect(registry.open('call-1').snapshot()).toEqual(noAiUsage());
+    expect(registry.open('call-1').snapshot()).toEqual(NO_AI_USAGE);
   });
 
   it('routes compute entries to the call: cuda to GPU, cpu to CPU', () => {

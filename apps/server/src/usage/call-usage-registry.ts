@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { ComputeUsageEntry, ComputeUsageSink } from '@switchboard/inference/contracts';
-import { CallUsageMeter, noAiUsage, type MeasuredAiUsage } from './call-usage-meter';
+import { NO_AI_USAGE, type MeasuredAiUsage } from '@switchboard/billing';
+import { CallUsageMeter } from './call-usage-meter';
 
 /**
  * The meters of the calls in progress, by callId. Engines are shared between calls, so the metering
@@ -29,7 +30,7 @@ export class CallUsageRegistry implements ComputeUsageSink {
   /** The call's final usage; the meter is forgotten, so later usage for this call is not counted. */
   close(callId: string): MeasuredAiUsage {
     const meter = this.meters.get(callId);
-    if (meter === undefined) return noAiUsage();
+    if (meter === undefined) return { ...NO_AI_USAGE };
     this.meters.delete(callId);
     return meter.snapshot();
   }

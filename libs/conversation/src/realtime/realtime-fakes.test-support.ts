@@ -13,17 +13,9 @@ import type {
   SpeechToSpeechSessionEvents,
   SpeechToSpeechUsage,
 } from '@switchboard/inference/speech-to-speech';
+import { zeroUsage } from '@switchboard/inference/speech-to-speech';
 
-const NO_USAGE: SpeechToSpeechUsage = {
-  inputTextTokens: 0,
-  inputAudioTokens: 0,
-  inputCachedTokens: 0,
-  inputCachedTextTokens: 0,
-  inputCachedAudioTokens: 0,
-  outputTextTokens: 0,
-  outputAudioTokens: 0,
-  totalTokens: 0,
-};
+const NO_USAGE: Readonly<SpeechToSpeechUsage> = Object.freeze(zeroUsage());
 
 /** 100 ms of model audio (8 kHz mu-law). */
 export const MODEL_CHUNK_BYTES = 800;

@@ -1,6 +1,7 @@
 import { formatMicros } from '@switchboard/billing';
 import { Prisma } from '../generated/prisma/client';
 import type { WebhookOutbox } from '../webhooks/webhook-outbox';
+import { catalogInForce } from './price-catalogs';
 
 /** Percentages of the monthly budget announced by a usage.threshold webhook (each once per month). */
 export const BUDGET_THRESHOLDS = [80, 100] as const;
@@ -102,6 +103,27 @@ export async function readBudgetStatus(
   if (!row) return null;
   const spend = await monthSpend(db, organizationId, at, currency);
   return { ...spend, budgetMicros: row.budget === null ? null : Number(row.budget), hardLimit: row.hard_limit };
+}
+
+/**
+ * The budget as admission and GET /v1/organization see it: this month's spend in the currency of
+ * the catalog in force at `at` (null when the organization does not exist).
+ */
+export async function budgetStatusAt(
+  db: Pick<Prisma.TransactionClient, '$queryRaw' | '$executeRaw' | 'priceCatalog'>,
+  organizationId: string,
+  at: Date,
+): Promise<(BudgetStatus & { currency: string }) | null> {
+  const { currency } = await catalogInForce(db, organizationId, at);
+  const status = await readBudgetStatus(db, organizationId, currency, at);
+  return status && { ...status, currency };
+}
+
+/** Whether the organization has a budget and refuses calls over it (hard limit). */
+export async function hasHardBudget(db: Pick<Prisma.TransactionClient, '$queryRaw'>, organizationId: string): Promise<boolean> {
+  const rows = await db.$queryRaw<Array<{ hard: boolean }>>(Prisma.sql`
+    SELECT (budget_hard_limit AND monthly_budget_micros IS NOT NULL) AS hard FROM organizations WHERE id = ${organizationId}::uuid`);
+  return rows[0]?.hard === true;
 }
 
 /** A hard-limited organization that has spent its month's budget takes no new calls. */

@@ -6,36 +6,13 @@ import {
   totalMicros,
   type CallMeters,
   type CostLine,
+  type MeasuredCallUsage,
 } from '@switchboard/billing';
 import { Prisma } from '../generated/prisma/client';
 import type { WebhookOutbox } from '../webhooks/webhook-outbox';
 import { announceBudgetThresholds } from './budgets';
-import { costLinesData } from './cost-lines';
+import { costLinesData, toCostLedgerLineRecord } from './cost-lines';
 import { catalogInForce, toPriceCatalogRecord, type PriceCatalogRecord } from './price-catalogs';
-
-/** What the media path measured on a call; the rest of its meters come from the call row. */
-export type MeasuredCallUsage = Omit<CallMeters, 'direction' | 'engine' | 'measuredConnectedSeconds' | 'twilioBilledMinutes'>;
-
-export const NO_MEASURED_USAGE: MeasuredCallUsage = Object.freeze({
-  streamMs: 0,
-  callerAudioMs: 0,
-  agentAudioSentMs: 0,
-  agentAudioHeardMs: 0,
-  sttAudioMs: 0,
-  ttsCharacters: 0,
-  ttsAudioMs: 0,
-  llmInputTokens: 0,
-  llmCachedInputTokens: 0,
-  llmOutputTokens: 0,
-  realtimeTextInputTokens: 0,
-  realtimeAudioInputTokens: 0,
-  realtimeCachedTextInputTokens: 0,
-  realtimeCachedAudioInputTokens: 0,
-  realtimeTextOutputTokens: 0,
-  realtimeAudioOutputTokens: 0,
-  gpuMicroseconds: 0,
-  cpuMicroseconds: 0,
-});
 
 interface BillableCall {
   id: string;
@@ -64,14 +41,13 @@ export class CostLedger {
   constructor(private readonly outbox: WebhookOutbox) {}
 
   async charge(tx: Prisma.TransactionClient, callId: string, usage: MeasuredCallUsage): Promise<number> {
+    // Already priced without its media (Twilio's final callback, or an API hang-up, came first): what
+    // the media path measured arrives as a correction.
+    if (await tx.callCost.findUnique({ where: { callId }, select: { callId: true } })) return this.correct(tx, callId, 'late_usage', usage);
     const call = await readBillableCall(tx, callId);
     if (!call?.organization_id) return 0; // nobody to bill: a call to a number no organization owns
-    // Already priced without its media (Twilio's final callback came first and no stream had started
-    // then): what the media path measured arrives as a correction.
-    if (await tx.callCost.findUnique({ where: { callId }, select: { callId: true } })) return this.correct(tx, callId, 'late_usage', usage);
     const catalog = await catalogInForce(tx, call.organization_id, call.started_at);
     const meters: CallMeters = {
-      ...NO_MEASURED_USAGE,
       ...usage,
       direction: call.direction,
       engine: call.engine ?? 'unknown',
@@ -92,11 +68,7 @@ export class CostLedger {
         totalMicros: BigInt(total),
       },
     });
-    await this.appendLines(tx, call, catalog, 'charge', null, lines);
-    return (
-      (await this.emitCost(tx, call, catalog, 'charge', lines, total)) +
-      (await announceBudgetThresholds(tx, this.outbox, call.organization_id, catalog.currency, call.started_at))
-    );
+    return this.append(tx, call, catalog, 'charge', null, lines, total);
   }
 
   /**
@@ -110,18 +82,7 @@ export class CostLedger {
     const meters: CallMeters = { ...callMetersSchema.parse(cost.meters), ...usage, twilioBilledMinutes: call.billed_minutes };
     const catalog = toPriceCatalogRecord(cost.catalog);
     const stored = await tx.costLedgerLine.findMany({ where: { callId }, orderBy: { id: 'asc' } });
-    const corrections = correctionLines(
-      stored.map((line) => ({
-        component: line.component as CostLine['component'],
-        quantity: Number(line.quantity),
-        amountMicros: Number(line.amountMicros),
-        unit: line.unit as CostLine['unit'],
-        unitPriceMicros: Number(line.unitPriceMicros),
-        unitSize: Number(line.unitSize),
-        pricePer: line.pricePer,
-      })),
-      priceCall(meters, catalog.prices),
-    );
+    const corrections = correctionLines(stored.map(toCostLedgerLineRecord), priceCall(meters, catalog.prices));
     const newTotal = Number(cost.totalMicros) + totalMicros(corrections);
     await tx.callCost.update({
       where: { callId },
@@ -131,14 +92,27 @@ export class CostLedger {
       },
     });
     if (corrections.length === 0) return 0;
-    await this.appendLines(tx, call, catalog, 'correction', reason, corrections);
+    return this.append(tx, call, catalog, 'correction', reason, corrections, newTotal);
+  }
+
+  /** Appends the lines, then announces them: call.cost, and usage.threshold if the month's spend crossed one. */
+  private async append(
+    tx: Prisma.TransactionClient,
+    call: BillableCall,
+    catalog: PriceCatalogRecord,
+    kind: 'charge' | 'correction',
+    reason: string | null,
+    lines: readonly CostLine[],
+    callTotalMicros: number,
+  ): Promise<number> {
+    if (lines.length > 0) await this.insertLines(tx, call, catalog, kind, reason, lines);
     return (
-      (await this.emitCost(tx, call, catalog, 'correction', corrections, newTotal)) +
-      (await announceBudgetThresholds(tx, this.outbox, call.organization_id, catalog.currency, call.started_at))
+      (await this.emitCost(tx, call, catalog, kind, lines, callTotalMicros)) +
+      (await announceBudgetThresholds(tx, this.outbox, call.organization_id!, catalog.currency, call.started_at))
     );
   }
 
-  private async appendLines(
+  private async insertLines(
     tx: Prisma.TransactionClient,
     call: BillableCall,
     catalog: PriceCatalogRecord,
@@ -146,7 +120,6 @@ export class CostLedger {
     reason: string | null,
     lines: readonly CostLine[],
   ): Promise<void> {
-    if (lines.length === 0) return;
     await tx.costLedgerLine.createMany({
       data: lines.map((line) => ({
         callId: call.id,

@@ -1,10 +1,10 @@
 import { Injectable, Optional } from '@nestjs/common';
-import { callMetersSchema, netByComponent, priceCall, totalMicros, type CallMeters, type CostLine, type PriceCatalogPrices } from '@switchboard/billing';
+import { callMetersSchema, correctionLines, priceCall, totalMicros, type CallMeters, type CostLine, type PriceCatalogPrices } from '@switchboard/billing';
 import { PrismaService } from '../prisma.service';
 import { invalidInput } from '../persistence.errors';
 import { isUuid } from '../uuid';
 import { WebhookOutbox } from '../webhooks/webhook-outbox';
-import { announceBudgetThresholds, readBudgetStatus, type BudgetStatus } from './budgets';
+import { announceBudgetThresholds, budgetStatusAt, type BudgetStatus } from './budgets';
 import { toCostLedgerLineRecord, type CostLedgerLineRecord } from './cost-lines';
 import { catalogInForce, defaultCatalogInForce, toPriceCatalogRecord, type PriceCatalogRecord } from './price-catalogs';
 import { usageReport, type UsageQuery, type UsageReport } from './usage-report';
@@ -66,7 +66,7 @@ export class CostRepository {
       pricedAt: cost.pricedAt,
       correctedAt: cost.correctedAt,
       lines,
-      repriced: { lines: repricedLines, totalMicros: totalMicros(repricedLines), matchesLedger: ledgerMatches(lines, repricedLines) },
+      repriced: { lines: repricedLines, totalMicros: totalMicros(repricedLines), matchesLedger: correctionLines(lines, repricedLines).length === 0 },
     };
   }
 
@@ -113,9 +113,7 @@ export class CostRepository {
   /** This month's spend against the budget, in the currency of the catalog in force now. */
   async budgetStatus(organizationId: string, at = new Date()): Promise<(BudgetStatus & { currency: string }) | null> {
     if (!isUuid(organizationId)) return null;
-    const { currency } = await catalogInForce(this.prisma, organizationId, at);
-    const status = await readBudgetStatus(this.prisma, organizationId, currency, at);
-    return status && { ...status, currency };
+    return budgetStatusAt(this.prisma, organizationId, at);
   }
 
   /**
@@ -140,16 +138,4 @@ export class CostRepository {
     this.outbox.committed(deliveries);
     return found;
   }
-}
-
-function ledgerMatches(stored: readonly CostLedgerLineRecord[], repriced: readonly CostLine[]): boolean {
-  const net = netByComponent(stored);
-  const expected = netByComponent(repriced);
-  const components = new Set([...net.keys(), ...expected.keys()]);
-  for (const component of components) {
-    const a = net.get(component) ?? { quantity: 0, amountMicros: 0 };
-    const b = expected.get(component) ?? { quantity: 0, amountMicros: 0 };
-    if (a.quantity !== b.quantity || a.amountMicros !== b.amountMicros) return false;
-  }
-  return true;
 }

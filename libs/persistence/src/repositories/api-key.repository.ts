@@ -60,6 +60,17 @@ export interface BootstrapKeyResult {
   revoked: boolean;
 }
 
+/** The stored columns of a new key (its hash, never the key), after checking what the caller gave. */
+export function apiKeyRow(input: Omit<CreateApiKeyInput, 'organizationId'>): { name: string; keyHash: string; prefix: string; scopes: string[] } {
+  if (input.rawKey.length === 0) throw invalidInput('An API key must not be empty');
+  // Guards against a caller storing (and later listing) the whole secret as its "prefix".
+  if (!input.rawKey.startsWith(input.prefix) || input.prefix.length * 2 > input.rawKey.length) {
+    throw invalidInput('An API key prefix must be a short leading part of the key');
+  }
+  if (input.scopes.length === 0) throw invalidInput('An API key needs at least one scope');
+  return { name: input.name, keyHash: hashSecret(input.rawKey), prefix: input.prefix, scopes: [...new Set(input.scopes)] };
+}
+
 @Injectable()
 export class ApiKeyRepository {
   constructor(private readonly prisma: PrismaService) {}
@@ -112,22 +123,7 @@ export class ApiKeyRepository {
   /** Stores a new key of the organization (hashed) and returns what may be shown of it. */
   async create(input: CreateApiKeyInput): Promise<ApiKeyRecord> {
     if (!isUuid(input.organizationId)) throw invalidInput(`Invalid organization id: ${input.organizationId}`);
-    if (input.rawKey.length === 0) throw invalidInput('An API key must not be empty');
-    // Guards against a caller storing (and later listing) the whole secret as its "prefix".
-    if (!input.rawKey.startsWith(input.prefix) || input.prefix.length * 2 > input.rawKey.length) {
-      throw invalidInput('An API key prefix must be a short leading part of the key');
-    }
-    if (input.scopes.length === 0) throw invalidInput('An API key needs at least one scope');
-    return this.prisma.apiKey.create({
-      data: {
-        organizationId: input.organizationId,
-        name: input.name,
-        keyHash: hashSecret(input.rawKey),
-        prefix: input.prefix,
-        scopes: [...new Set(input.scopes)],
-      },
-      select: PUBLIC_KEY_FIELDS,
-    });
+    return this.prisma.apiKey.create({ data: { organizationId: input.organizationId, ...apiKeyRow(input) }, select: PUBLIC_KEY_FIELDS });
   }
 
   /** All keys of the organization, revoked ones included (so an operator sees what was retired), oldest first. */

@@ -1,7 +1,6 @@
 import { Prisma } from '../generated/prisma/client';
 import { PersistenceError } from '../persistence.errors';
-import { BUDGET_EXCEEDED_REASON, isBudgetExhausted, readBudgetStatus, type BudgetStatus } from '../billing/budgets';
-import { catalogInForce } from '../billing/price-catalogs';
+import { BUDGET_EXCEEDED_REASON, budgetStatusAt, hasHardBudget, isBudgetExhausted, type BudgetStatus } from '../billing/budgets';
 
 /** The reason stored on a refused call and its call_refusals row. */
 export const CONCURRENCY_LIMIT_REASON = 'concurrency_limit';
@@ -74,9 +73,10 @@ export async function admissionRefusal(
 ): Promise<Refusal | null> {
   const snapshot = await readConcurrency(tx, organizationId, defaultConcurrencyLimit);
   if (isOverLimit(snapshot)) return { reason: CONCURRENCY_LIMIT_REASON, snapshot };
-  const { currency } = await catalogInForce(tx, organizationId, at);
-  const budget = await readBudgetStatus(tx, organizationId, currency, at);
-  if (budget && isBudgetExhausted(budget)) return { reason: BUDGET_EXCEEDED_REASON, budget: { ...budget, currency } };
+  // Spend is only summed for organizations that refuse calls over budget: the voice webhook waits on this.
+  if (!(await hasHardBudget(tx, organizationId))) return null;
+  const budget = await budgetStatusAt(tx, organizationId, at);
+  if (budget && isBudgetExhausted(budget)) return { reason: BUDGET_EXCEEDED_REASON, budget };
   return null;
 }
 

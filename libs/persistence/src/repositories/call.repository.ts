@@ -32,9 +32,9 @@ import { toToolInvocationRecord, toTranscriptTurnRecord, toTurnLatencyRecord } f
 import type { AgentEngine } from './agent.repository';
 import type { JsonValue } from './json';
 import { WebhookOutbox } from '../webhooks/webhook-outbox';
-import { CostLedger, NO_MEASURED_USAGE, type MeasuredCallUsage } from '../billing/cost-ledger';
-import { BUDGET_EXCEEDED_REASON, readBudgetStatus } from '../billing/budgets';
-import { catalogInForce } from '../billing/price-catalogs';
+import { NO_MEASURED_USAGE, type MeasuredCallUsage } from '@switchboard/billing';
+import { CostLedger } from '../billing/cost-ledger';
+import { BUDGET_EXCEEDED_REASON, budgetStatusAt } from '../billing/budgets';
 import { callEventData } from '../webhooks/webhook-payloads';
 import type { WebhookEventType } from '../webhooks/webhook-event-types';
 
@@ -485,12 +485,10 @@ export class CallRepository {
       await lockOrganizationCalls(tx, input.organizationId);
       const data = identityData(input);
       const earlier = await tx.call.findUnique({ where: { twilioCallSid: input.twilioCallSid }, select: { endReason: true } });
-      const refusal = await admissionRefusal(tx, input.organizationId, input.defaultConcurrencyLimit, data.startedAt);
       // A Twilio retry of a refused call is refused again, for the reason it was (counted once).
-      if (earlier && isRefusalReason(earlier.endReason)) {
-        return { admitted: false, ...(refusal?.reason === earlier.endReason ? refusal : await repeatedRefusal(tx, input, earlier.endReason, data.startedAt)) };
-      }
+      if (earlier && isRefusalReason(earlier.endReason)) return { admitted: false, ...(await repeatedRefusal(tx, input, earlier.endReason, data.startedAt)) };
       if (earlier) return 'retry';
+      const refusal = await admissionRefusal(tx, input.organizationId, input.defaultConcurrencyLimit, data.startedAt);
       if (refusal) {
         await this.insert(
           { ...data, organizationId: input.organizationId, agentId: input.agentId, endReason: refusal.reason, endedAt: data.startedAt },
@@ -663,9 +661,9 @@ async function repeatedRefusal(
   at: Date,
 ): Promise<Refusal> {
   if (reason === CONCURRENCY_LIMIT_REASON) return { reason, snapshot: await readConcurrency(tx, input.organizationId, input.defaultConcurrencyLimit) };
-  const { currency } = await catalogInForce(tx, input.organizationId, at);
-  const budget = await readBudgetStatus(tx, input.organizationId, currency, at);
-  return { reason, budget: { ...(budget ?? { monthStart: at, spentMicros: 0, budgetMicros: null, hardLimit: true }), currency } };
+  const budget = await budgetStatusAt(tx, input.organizationId, at);
+  if (!budget) throw new PersistenceError('not_found', `Organization ${input.organizationId} does not exist`);
+  return { reason, budget };
 }
 
 /** Row-locks one call for the rest of the transaction and returns what it was before this write. */

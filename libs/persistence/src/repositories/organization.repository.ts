@@ -4,8 +4,8 @@ import { Prisma } from '../generated/prisma/client';
 import { PrismaService } from '../prisma.service';
 import { isUniqueViolation } from '../database-errors';
 import { invalidInput, PersistenceError } from '../persistence.errors';
-import { hashSecret } from '../secret-hash';
 import { isUuid } from '../uuid';
+import { ADMIN_SCOPE, apiKeyRow } from './api-key.repository';
 import { readConcurrency } from './call-admission';
 
 export interface OrganizationRecord {
@@ -69,9 +69,7 @@ export class OrganizationRepository {
         data: {
           name,
           maxConcurrentCalls: input.maxConcurrentCalls,
-          apiKeys: {
-            create: { name: input.adminKey.name, keyHash: hashSecret(input.adminKey.rawKey), prefix: input.adminKey.prefix, scopes: ['admin'] },
-          },
+          apiKeys: { create: apiKeyRow({ ...input.adminKey, scopes: [ADMIN_SCOPE] }) },
         },
         select: { id: true, name: true, createdAt: true, maxConcurrentCalls: true, apiKeys: { select: { id: true } } },
       });

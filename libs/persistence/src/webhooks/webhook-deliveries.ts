@@ -76,13 +76,7 @@ export interface ClaimFairness {
 }
 
 /** One attempt's outcome, and what becomes of the delivery (computed by the worker's schedule). */
-export interface WebhookAttemptOutcome {
+export interface WebhookAttemptOutcome extends WebhookDeliveryAttemptRecord {
   deliveryId: string;
-  attemptNumber: number;
-  startedAt: Date;
-  statusCode: number | null;
-  latencyMs: number;
-  error: string | null;
-  responseExcerpt: string | null;
   next: { status: 'delivered' } | { status: 'pending'; nextAttemptAt: Date } | { status: 'failed' };
 }
