@@ -1,7 +1,7 @@
 import { sineTone } from '@switchboard/audio';
-import { FakeOpenAiServer, FakeTwilioRestServer, SimulatedTwilioCall, type RecordedRequest } from '@switchboard/testing';
+import { FakeOpenAiServer, FakeTwilioRestServer, type RecordedRequest } from '@switchboard/testing';
 import { LINE_UNAVAILABLE_MESSAGE } from '../../apps/server/src/twilio/inbound-call.service';
-import { dialAgent, speechFixture } from '../support/conversation-agents';
+import { callTo, dialAgent, speechFixture } from '../support/conversation-agents';
 import {
   decimalOf,
   expectedLine,
@@ -111,15 +111,7 @@ describe('per-call cost ledger (e2e)', () => {
     return Promise.all(deliveries.map(async (delivery: { id: string }) => (await api(`/v1/webhook-deliveries/${delivery.id}`)).body.payload));
   };
   const callOut = () => postCall(server, orgKey, { agentId: line.agentId, to: uniqueE164(), from: line.number });
-  const callIn = () =>
-    new SimulatedTwilioCall({
-      serverUrl: server.serverUrl,
-      publicBaseUrl: server.publicBaseUrl,
-      authToken: server.authToken,
-      accountSid: server.accountSid,
-      from: uniqueE164(),
-      to: line.number,
-    });
+  const callIn = () => callTo(server, line.number, { from: uniqueE164() });
 
   beforeAll(async () => {
     process.env[API_KEY_ENV] = FAKE_API_KEY;

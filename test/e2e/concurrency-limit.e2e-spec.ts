@@ -1,4 +1,5 @@
-import { FakeTwilioRestServer, SimulatedTwilioCall } from '@switchboard/testing';
+import { FakeTwilioRestServer } from '@switchboard/testing';
+import { callTo } from '../support/conversation-agents';
 import { ALL_AGENTS_BUSY_MESSAGE } from '../../apps/server/src/twilio/inbound-call.service';
 import { createOtherOrganizationKey, createRepositories, createTestPrisma, uniqueE164 } from '../support/database';
 import { postCall, setUpLine, type OrganizationLine } from '../support/outbound-calls';
@@ -39,15 +40,7 @@ describe('concurrency limit per organization (e2e)', () => {
   const setLimit = (maxConcurrentCalls: unknown, apiKey = orgKey) => server.api('/v1/organization', { method: 'PATCH', apiKey, body: { maxConcurrentCalls } });
   const callOut = () => postCall(server, orgKey, { agentId: line.agentId, to: uniqueE164(), from: line.number });
   const hangUp = (callId: string) => server.api(`/v1/calls/${callId}/hangup`, { method: 'POST', apiKey: orgKey });
-  const callIn = () =>
-    new SimulatedTwilioCall({
-      serverUrl: server.serverUrl,
-      publicBaseUrl: server.publicBaseUrl,
-      authToken: server.authToken,
-      accountSid: server.accountSid,
-      from: uniqueE164(),
-      to: line.number,
-    });
+  const callIn = () => callTo(server, line.number, { from: uniqueE164() });
 
   it('shows the default limit until the organization sets its own', async () => {
     const body = await organization();

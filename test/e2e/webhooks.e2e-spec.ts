@@ -1,4 +1,4 @@
-import { SimulatedTwilioCall } from '@switchboard/testing';
+import { callTo } from '../support/conversation-agents';
 import { createOtherOrganizationKey, createRepositories, createScratchDatabase, createTestPrisma, uniqueCallSid, uniqueE164, type ScratchDatabase } from '../support/database';
 import type { PrismaService } from '../../libs/persistence/src/prisma.service';
 import { eventually, startTestServer, type TestServer } from '../support/test-server';
@@ -56,15 +56,7 @@ describe('Outgoing webhooks (e2e)', () => {
   /** A call to the organization's number that rings, is answered and hangs up: call.started, .answered, .ended. */
   async function placeShortCall(): Promise<string> {
     const callSid = uniqueCallSid();
-    const call = new SimulatedTwilioCall({
-      serverUrl: server.serverUrl,
-      publicBaseUrl: server.publicBaseUrl,
-      authToken: server.authToken,
-      accountSid: server.accountSid,
-      from: '+15550003333',
-      to: number,
-      callSid,
-    });
+    const call = callTo(server, number, { from: '+15550003333', callSid });
     const twiml = await call.dial();
     expect(twiml.rejected).toBe(false);
     await call.sendStatusCallback('in-progress');

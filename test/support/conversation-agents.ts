@@ -28,16 +28,22 @@ export interface LiveCall {
   callId: string;
 }
 
-/** Dials `number` through the signed voice webhook and opens the media stream, as Twilio does. */
-export async function dialAgent(server: TestServer, number: string, from = '+15557654321'): Promise<LiveCall> {
-  const call = new SimulatedTwilioCall({
+/** A simulated Twilio call to `number` on this server, signed with its Twilio credentials (not dialled yet). */
+export function callTo(server: TestServer, number: string, options: { from?: string; callSid?: string } = {}): SimulatedTwilioCall {
+  return new SimulatedTwilioCall({
     serverUrl: server.serverUrl,
     publicBaseUrl: server.publicBaseUrl,
     authToken: server.authToken,
     accountSid: server.accountSid,
-    from,
+    from: options.from ?? '+15557654321',
     to: number,
+    ...(options.callSid !== undefined && { callSid: options.callSid }),
   });
+}
+
+/** Dials `number` through the signed voice webhook and opens the media stream, as Twilio does. */
+export async function dialAgent(server: TestServer, number: string, from = '+15557654321'): Promise<LiveCall> {
+  const call = callTo(server, number, { from });
   const twiml = await call.dial();
   const callId = twiml.stream?.parameters['callId'];
   if (!callId) throw new Error(`the server did not connect a stream: ${JSON.stringify(twiml)}`);

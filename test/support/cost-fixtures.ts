@@ -1,13 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import type { PriceCatalogPrices } from '../../libs/billing/src';
 import { CostRepository } from '../../libs/persistence/src/billing/cost.repository';
-import { NO_MEASURED_USAGE, type MeasuredCallUsage } from '../../libs/persistence/src/billing/cost-ledger';
+import { NO_MEASURED_USAGE, type MeasuredCallUsage, type PriceCatalogPrices } from '../../libs/billing/src';
 import type { PrismaService } from '../../libs/persistence/src/prisma.service';
 import type { CreateInboundCallInput } from '../../libs/persistence/src/repositories/call.repository';
 import { hashSecret } from '../../libs/persistence/src/secret-hash';
 import type { WebhookEventType } from '../../libs/persistence/src/webhooks/webhook-event-types';
 import { WebhookSubscriptionRepository } from '../../libs/persistence/src/webhooks/webhook-subscription.repository';
-import { createRepositories, createTestOrganization, TEST_ACCOUNT_SID, uniqueCallSid, uniqueE164, type TestRepositories } from './database';
+import { createRepositories, createTestOrganization, inboundCallInput, type TestRepositories } from './database';
 
 /*
  * Cost-ledger test fixtures. Calls are placed at fixed instants (the caller chooses them) so that the
@@ -93,21 +92,7 @@ export class CostFixtures {
 
   /** The incoming-call input of a call answered at `startedAt`, its stream token valid for 10 minutes. */
   inboundInput(plan: Pick<CallPlan, 'organizationId' | 'agentId' | 'startedAt'>): { input: CreateInboundCallInput; rawToken: string } {
-    const rawToken = randomBytes(32).toString('base64url');
-    const input: CreateInboundCallInput = {
-      twilioCallSid: uniqueCallSid(),
-      twilioAccountSid: TEST_ACCOUNT_SID,
-      fromNumber: uniqueE164(),
-      toNumber: uniqueE164(),
-      status: 'ringing',
-      organizationId: plan.organizationId,
-      agentId: plan.agentId,
-      agentConfigVersion: 1,
-      streamTokenHash: hashSecret(rawToken),
-      streamTokenExpiresAt: secondsAfter(plan.startedAt, 600),
-      at: plan.startedAt,
-    };
-    return { input, rawToken };
+    return inboundCallInput(plan.organizationId, plan.agentId, { streamTokenExpiresAt: secondsAfter(plan.startedAt, 600), at: plan.startedAt });
   }
 
   /** An answered inbound call, with its media stream claimed 1 s after the start unless withStream is false. */

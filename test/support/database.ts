@@ -8,12 +8,13 @@ import { PrismaService } from '../../libs/persistence/src/prisma.service';
 import { AgentRepository } from '../../libs/persistence/src/repositories/agent.repository';
 import { ApiKeyRepository } from '../../libs/persistence/src/repositories/api-key.repository';
 import { CallEventRepository } from '../../libs/persistence/src/repositories/call-event.repository';
-import { CallRepository } from '../../libs/persistence/src/repositories/call.repository';
+import { CallRepository, type CreateInboundCallInput } from '../../libs/persistence/src/repositories/call.repository';
 import {
   OrganizationRecord,
   OrganizationRepository,
 } from '../../libs/persistence/src/repositories/organization.repository';
 import { PhoneNumberRepository } from '../../libs/persistence/src/repositories/phone-number.repository';
+import { hashSecret } from '../../libs/persistence/src/secret-hash';
 import { TEST_DB_MODE_ENV, TEST_SERVER_URL_ENV, withDatabase } from './test-database-state';
 
 /*
@@ -76,6 +77,32 @@ export function uniqueCallSid(): string {
 }
 
 export const TEST_ACCOUNT_SID = `AC${'0'.repeat(32)}`;
+
+/**
+ * What the voice webhook would store for a ringing inbound call of the organization's agent, with
+ * unique numbers and CallSid and the hash of a fresh stream token (returned raw, to claim the stream).
+ */
+export function inboundCallInput(
+  organizationId: string,
+  agentId: string,
+  overrides: Partial<CreateInboundCallInput> = {},
+): { input: CreateInboundCallInput; rawToken: string } {
+  const rawToken = randomBytes(32).toString('base64url');
+  const input: CreateInboundCallInput = {
+    twilioCallSid: uniqueCallSid(),
+    twilioAccountSid: TEST_ACCOUNT_SID,
+    fromNumber: uniqueE164(),
+    toNumber: uniqueE164(),
+    status: 'ringing',
+    organizationId,
+    agentId,
+    agentConfigVersion: 1,
+    streamTokenHash: hashSecret(rawToken),
+    streamTokenExpiresAt: new Date(Date.now() + 60_000),
+    ...overrides,
+  };
+  return { input, rawToken };
+}
 
 export interface ScratchDatabase {
   url: string;

@@ -1,13 +1,5 @@
-import { randomBytes } from 'node:crypto';
-import { hashSecret } from '../../../libs/persistence/src/secret-hash';
 import type { CreateInboundCallInput } from '../../../libs/persistence/src/repositories/call.repository';
-import {
-  createTestOrganization,
-  TEST_ACCOUNT_SID,
-  TestRepositories,
-  uniqueCallSid,
-  uniqueE164,
-} from '../../support/database';
+import { createTestOrganization, inboundCallInput, TestRepositories } from '../../support/database';
 
 export interface InboundCallFixture {
   organizationId: string;
@@ -25,20 +17,7 @@ export async function createInboundCall(
 ): Promise<InboundCallFixture> {
   const organizationId = overrides.organizationId ?? (await createTestOrganization(repos)).id;
   const agent = await repos.agents.create({ organizationId, name: 'agent', engine: 'echo', config: { greeting: 'hi' } });
-  const rawToken = randomBytes(32).toString('base64url');
-  const input: CreateInboundCallInput = {
-    twilioCallSid: uniqueCallSid(),
-    twilioAccountSid: TEST_ACCOUNT_SID,
-    fromNumber: uniqueE164(),
-    toNumber: uniqueE164(),
-    status: 'ringing',
-    organizationId,
-    agentId: agent.id,
-    agentConfigVersion: 1,
-    streamTokenHash: hashSecret(rawToken),
-    streamTokenExpiresAt: new Date(Date.now() + 60_000),
-    ...overrides,
-  };
+  const { input, rawToken } = inboundCallInput(organizationId, agent.id, overrides);
   const call = await repos.calls.createInbound(input);
   return { organizationId, agentId: agent.id, callId: call.id, callSid: input.twilioCallSid, rawToken, input };
 }

@@ -1,9 +1,9 @@
-import { CanActivate, ExecutionContext, Injectable, UnauthorizedException } from '@nestjs/common';
+import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { ApiKeyRepository, type ApiKeyScope } from '@switchboard/persistence';
 import type { Request, Response } from 'express';
 import { ApiKeyRateLimiter } from './api-key-rate-limiter';
-import { bearerToken } from './bearer-token';
+import { bearerToken, unauthorized } from './bearer-token';
 import { REQUIRED_SCOPE_METADATA } from './require-scope.decorator';
 import { defaultScopeFor, hasScope, insufficientScope } from './scopes';
 
@@ -69,8 +69,4 @@ export class ApiKeyGuard implements CanActivate {
     this.lastRecordedAt.set(apiKeyId, now);
     await this.apiKeys.touchLastUsed(apiKeyId).catch(() => undefined);
   }
-}
-
-function unauthorized(code: string, message: string): UnauthorizedException {
-  return new UnauthorizedException({ statusCode: 401, error: 'Unauthorized', code, message });
 }

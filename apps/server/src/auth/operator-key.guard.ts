@@ -1,10 +1,10 @@
 import { timingSafeEqual } from 'node:crypto';
-import { CanActivate, ExecutionContext, Inject, Injectable, UnauthorizedException } from '@nestjs/common';
+import { CanActivate, ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '@switchboard/config';
 import { hashSecret } from '@switchboard/persistence';
 import type { Request, Response } from 'express';
 import { ApiKeyRateLimiter } from './api-key-rate-limiter';
-import { bearerToken } from './bearer-token';
+import { bearerToken, unauthorized } from './bearer-token';
 
 /** The rate limiter's bucket for the (single) operator key. */
 const OPERATOR_RATE_LIMIT_KEY = 'operator';
@@ -38,8 +38,4 @@ export class OperatorKeyGuard implements CanActivate {
     await this.rateLimiter.consume(OPERATOR_RATE_LIMIT_KEY, context.switchToHttp().getResponse<Response>());
     return true;
   }
-}
-
-function unauthorized(code: string, message: string): UnauthorizedException {
-  return new UnauthorizedException({ statusCode: 401, error: 'Unauthorized', code, message });
 }

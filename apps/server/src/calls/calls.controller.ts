@@ -1,16 +1,17 @@
-import { Controller, Get, NotFoundException, Param, Query, UseGuards } from '@nestjs/common';
+import { Controller, Get, Param, Query, UseGuards } from '@nestjs/common';
 import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { CallRepository, CostRepository, TWILIO_CALL_STATUSES } from '@switchboard/persistence';
 import { z } from 'zod';
 import { ApiKeyGuard, type ApiPrincipal } from '../auth/api-key.guard';
 import { Principal } from '../auth/principal.decorator';
+import { isoTimestamp } from '../common/query-timestamps';
 import { ZodValidationPipe } from '../common/zod-validation.pipe';
 import { ApiErrors, ApiKeyAuthenticated, createApiDto } from '../openapi/api-schemas';
 import { CallDetailDto, CallPageDto } from './call-responses.schema';
+import { callNotFound } from './outbound-call-errors';
+import { callIdParam } from './outbound-call-requests.schema';
 import { callCostView } from '../costs/cost-responses.schema';
 
-/** ISO 8601 with a time zone: a bare local time would mean a different instant per server. */
-const isoTimestamp = z.iso.datetime({ offset: true }).transform((value) => new Date(value));
 
 /**
  * GET /v1/calls query. Filters combine (AND) and narrow the list without changing its order.
@@ -40,8 +41,6 @@ const listCallsQuery = z
   });
 
 class ListCallsQueryDto extends createApiDto(listCallsQuery) {}
-
-const callIdParam = z.string().min(1).max(64);
 
 /** Read access to call records, scoped to the API key's organization. */
 @ApiTags('Calls')
@@ -82,7 +81,7 @@ export class CallsController {
   async detail(@Principal() principal: ApiPrincipal, @Param('id', new ZodValidationPipe(callIdParam)) id: string) {
     const call = await this.calls.findDetail(principal.organizationId, id);
     // Another organization's call is indistinguishable from a missing one.
-    if (!call) throw new NotFoundException({ statusCode: 404, error: 'Not Found', code: 'call_not_found', message: `No call ${id}.` });
+    if (!call) throw callNotFound(id);
     return { ...call, cost: callCostView(call.id, await this.costs.callCost(principal.organizationId, call.id)) };
   }
 }

@@ -1,4 +1,4 @@
-import { Body, Controller, Get, Headers, NotFoundException, Param, Post, Query, Res, UseGuards } from '@nestjs/common';
+import { Body, Controller, Get, Headers, Param, Post, Query, Res, UseGuards } from '@nestjs/common';
 import { ApiCreatedResponse, ApiOkResponse, ApiProduces, ApiTags } from '@nestjs/swagger';
 import { currencyCode, priceCatalogPrices } from '@switchboard/billing';
 import { CallRepository, CostRepository } from '@switchboard/persistence';
@@ -7,19 +7,20 @@ import { z } from 'zod';
 import { ApiKeyGuard, type ApiPrincipal } from '../auth/api-key.guard';
 import { Principal } from '../auth/principal.decorator';
 import { RequireScope } from '../auth/require-scope.decorator';
+import { isoTimestamp } from '../common/query-timestamps';
 import { ZodValidationPipe } from '../common/zod-validation.pipe';
 import { ApiErrors, ApiKeyAuthenticated, createApiDto } from '../openapi/api-schemas';
+import { callNotFound } from '../calls/outbound-call-errors';
+import { callIdParam } from '../calls/outbound-call-requests.schema';
 import { CallCostDto, callCostView, catalogView, PriceCatalogDto, PriceCatalogListDto } from './cost-responses.schema';
 import { usageQuery, UsageQueryDto, usageReportCsv, UsageReportDto, usageReportView } from './usage-report.schema';
-
-const callIdParam = z.string().min(1).max(64);
 
 const newCatalogVersionBody = z.strictObject({
   prices: priceCatalogPrices,
   /** Must be the currency the organization's catalog already uses (absent: that one). */
   currency: currencyCode.optional(),
   /** Default: now. Must not be in the past. */
-  effectiveFrom: z.iso.datetime({ offset: true }).optional(),
+  effectiveFrom: isoTimestamp.optional(),
 });
 class NewCatalogVersionBodyDto extends createApiDto(newCatalogVersionBody) {}
 
@@ -42,7 +43,7 @@ export class CostsController {
   @ApiErrors(404)
   async callCost(@Principal() principal: ApiPrincipal, @Param('id', new ZodValidationPipe(callIdParam)) id: string) {
     const call = await this.calls.findForOrganization(principal.organizationId, id);
-    if (!call) throw new NotFoundException({ statusCode: 404, error: 'Not Found', code: 'call_not_found', message: `No call ${id}.` });
+    if (!call) throw callNotFound(id);
     return callCostView(call.id, await this.costs.callCost(principal.organizationId, call.id));
   }
 
@@ -80,7 +81,7 @@ export class CostsController {
       organizationId: principal.organizationId,
       prices: body.prices,
       currency: body.currency,
-      effectiveFrom: body.effectiveFrom === undefined ? undefined : new Date(body.effectiveFrom),
+      effectiveFrom: body.effectiveFrom,
     });
     return catalogView(created);
   }

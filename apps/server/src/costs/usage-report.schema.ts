@@ -2,9 +2,9 @@ import { formatMicros } from '@switchboard/billing';
 import { USAGE_GROUPINGS, type UsageReport } from '@switchboard/persistence';
 import { stringify } from 'csv-stringify/sync';
 import { z } from 'zod';
+import { isoTimestamp, isoTimestampText } from '../common/query-timestamps';
 import { createApiDto, isoDateTime } from '../openapi/api-schemas';
 
-const isoTimestamp = z.iso.datetime({ offset: true }).transform((value) => new Date(value));
 /** The longest window one report may cover (a year and a bit: enough for annual reconciliation). */
 const MAX_WINDOW_MS = 370 * 24 * 60 * 60 * 1000;
 
@@ -28,8 +28,8 @@ export const usageQuery = z
   .refine((query) => query.to.getTime() - query.from.getTime() <= MAX_WINDOW_MS, { path: ['from'], message: 'the window must not exceed 370 days' });
 export class UsageQueryDto extends createApiDto(
   z.object({
-    from: z.iso.datetime({ offset: true }).optional().describe('Calls that started at or after this time; default: the start of this month (UTC).'),
-    to: z.iso.datetime({ offset: true }).optional().describe('...and before this time; default: now.'),
+    from: isoTimestampText.optional().describe('Calls that started at or after this time; default: the start of this month (UTC).'),
+    to: isoTimestampText.optional().describe('...and before this time; default: now.'),
     groupBy: z.enum(USAGE_GROUPINGS).optional().describe('agent | day (UTC) | component; default component.'),
     format: z.enum(['json', 'csv']).optional().describe('csv answers text/csv (as does `Accept: text/csv`).'),
   }),

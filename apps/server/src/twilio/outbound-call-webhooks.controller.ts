@@ -4,14 +4,12 @@ import { APP_CONFIG, type AppConfig } from '@switchboard/config';
 import { CallRepository } from '@switchboard/persistence';
 import { amdCallbackSchema, voiceWebhookSchema, type AmdCallbackParams, type VoiceWebhookParams } from '@switchboard/telephony';
 import { PinoLogger } from 'nestjs-pino';
-import { z } from 'zod';
+import { callIdParam } from '../calls/outbound-call-requests.schema';
 import { ZodValidationPipe } from '../common/zod-validation.pipe';
 import { MediaStreamService } from '../media/media-stream.service';
 import { OutboundAnswerService } from './outbound-answer.service';
 import { assertOwnTwilioAccount } from './twilio-account';
 import { TwilioSignatureGuard } from './twilio-signature.guard';
-
-const callIdParam = z.string().min(1).max(64);
 
 /** Twilio's callbacks for calls placed with POST /v1/calls; signature-checked like every /twilio route. */
 @ApiExcludeController()
