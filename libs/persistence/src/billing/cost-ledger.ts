@@ -105,40 +105,32 @@ export class CostLedger {
     lines: readonly CostLine[],
     callTotalMicros: number,
   ): Promise<number> {
-    if (lines.length > 0) await this.insertLines(tx, call, catalog, kind, reason, lines);
+    // A call with nothing measured (never answered) has no lines; it is still announced, at 0.
+    if (lines.length > 0) {
+      await tx.costLedgerLine.createMany({
+        data: lines.map((line) => ({
+          callId: call.id,
+          organizationId: call.organization_id!,
+          agentId: call.agent_id,
+          callStartedAt: call.started_at,
+          catalogId: catalog.id,
+          currency: catalog.currency,
+          kind,
+          reason,
+          component: line.component,
+          quantity: BigInt(line.quantity),
+          unit: line.unit,
+          unitPriceMicros: BigInt(line.unitPriceMicros),
+          unitSize: BigInt(line.unitSize),
+          pricePer: line.pricePer,
+          amountMicros: BigInt(line.amountMicros),
+        })),
+      });
+    }
     return (
       (await this.emitCost(tx, call, catalog, kind, lines, callTotalMicros)) +
       (await announceBudgetThresholds(tx, this.outbox, call.organization_id!, catalog.currency, call.started_at))
     );
-  }
-
-  private async insertLines(
-    tx: Prisma.TransactionClient,
-    call: BillableCall,
-    catalog: PriceCatalogRecord,
-    kind: 'charge' | 'correction',
-    reason: string | null,
-    lines: readonly CostLine[],
-  ): Promise<void> {
-    await tx.costLedgerLine.createMany({
-      data: lines.map((line) => ({
-        callId: call.id,
-        organizationId: call.organization_id!,
-        agentId: call.agent_id,
-        callStartedAt: call.started_at,
-        catalogId: catalog.id,
-        currency: catalog.currency,
-        kind,
-        reason,
-        component: line.component,
-        quantity: BigInt(line.quantity),
-        unit: line.unit,
-        unitPriceMicros: BigInt(line.unitPriceMicros),
-        unitSize: BigInt(line.unitSize),
-        pricePer: line.pricePer,
-        amountMicros: BigInt(line.amountMicros),
-      })),
-    });
   }
 
   private emitCost(
