@@ -34,10 +34,29 @@ export interface AppConfig {
   calls: {
     /** Deployment default for organizations without their own limit. */
     maxConcurrentPerOrg: number;
+    /** The operator's ceiling on an organization's own limit (unless the operator sets another for it). */
+    maxConcurrentCap: number;
+    /** A live call whose media has been silent this long is reconciled. */
+    reconcileAfterMs: number;
+    /** 0: no reconciler in this process. */
+    reconcileIntervalMs: number;
   };
+  secrets: {
+    /** The active key (base64 or hex of 32 bytes); undefined: the key file in DATA_DIR. */
+    encryptionKey: string | undefined;
+    /** Keys that may still open values sealed before a rotation. */
+    previousKeys: string[];
+  };
+  outbound: {
+    /** Host names, IPs and CIDRs exempt from the private-address rule. */
+    allowedHosts: string[];
+  };
+  redisUrl: string | undefined;
   rateLimit: {
     /** Requests per key per window. */
     requests: number;
+    /** Requests per client address per window with a missing or unknown key. */
+    anonymousRequests: number;
     windowMs: number;
   };
   webhooks: {
@@ -47,6 +66,8 @@ export interface AppConfig {
     giveUpAfterMs: number;
     pollIntervalMs: number;
     workerEnabled: boolean;
+    /** Replays one organization may request per hour. */
+    replaysPerHour: number;
   };
 }
 
@@ -86,8 +107,16 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     },
     streamTokenTtlMs: e.STREAM_TOKEN_TTL_MS,
     echoAgentNumber: e.ECHO_AGENT_NUMBER,
-    calls: { maxConcurrentPerOrg: e.MAX_CONCURRENT_CALLS_PER_ORG },
-    rateLimit: { requests: e.RATE_LIMIT_REQUESTS, windowMs: e.RATE_LIMIT_WINDOW_MS },
+    calls: {
+      maxConcurrentPerOrg: e.MAX_CONCURRENT_CALLS_PER_ORG,
+      maxConcurrentCap: e.MAX_CONCURRENT_CALLS_CAP,
+      reconcileAfterMs: e.CALL_RECONCILE_AFTER_MS,
+      reconcileIntervalMs: e.CALL_RECONCILE_INTERVAL_MS,
+    },
+    secrets: { encryptionKey: e.SECRETS_ENCRYPTION_KEY, previousKeys: commaList(e.SECRETS_PREVIOUS_KEYS ?? '') },
+    outbound: { allowedHosts: commaList(e.OUTBOUND_ALLOWED_HOSTS) },
+    redisUrl: e.REDIS_URL,
+    rateLimit: { requests: e.RATE_LIMIT_REQUESTS, anonymousRequests: e.RATE_LIMIT_ANONYMOUS_REQUESTS, windowMs: e.RATE_LIMIT_WINDOW_MS },
     webhooks: {
       timeoutMs: e.WEBHOOK_TIMEOUT_MS,
       retryBaseMs: e.WEBHOOK_RETRY_BASE_MS,
@@ -95,6 +124,14 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       giveUpAfterMs: e.WEBHOOK_GIVE_UP_AFTER_MS,
       pollIntervalMs: e.WEBHOOK_POLL_INTERVAL_MS,
       workerEnabled: e.WEBHOOK_WORKER_ENABLED,
+      replaysPerHour: e.WEBHOOK_REPLAYS_PER_HOUR,
     },
   };
+}
+
+function commaList(value: string): string[] {
+  return value
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item.length > 0);
 }

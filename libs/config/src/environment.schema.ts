@@ -58,6 +58,34 @@ export const environmentSchema = z
     STREAM_TOKEN_TTL_MS: z.coerce.number().int().min(1000).max(600_000).default(60_000),
     /** Live calls (inbound + outbound) one organization may have at once, unless the organization sets its own. */
     MAX_CONCURRENT_CALLS_PER_ORG: z.coerce.number().int().min(0).max(100_000).default(20),
+    /**
+     * The operator's ceiling on what an organization may set for itself (the operator key can set a
+     * different cap per organization). No organization's limit is ever enforced above its cap.
+     */
+    MAX_CONCURRENT_CALLS_CAP: z.coerce.number().int().min(0).max(100_000).default(200),
+    /**
+     * Key that seals organizations' secrets (AES-256-GCM): 32 bytes, base64 or hex. Unset: a key is
+     * generated once into DATA_DIR/secrets.key (mode 0600); back that file up with the database.
+     */
+    SECRETS_ENCRYPTION_KEY: optionalString(z.string().min(1)),
+    /** Earlier keys (comma-separated), still able to open values until `npm run secrets -- rotate` re-seals them. */
+    SECRETS_PREVIOUS_KEYS: optionalString(z.string().min(1)),
+    /**
+     * Hosts, IPs or CIDRs that tenant-directed requests (tools, webhooks, remote engines, realtime
+     * sockets) may reach although they are loopback, private or link-local: a self-hosted vLLM on
+     * the LAN, or 127.0.0.1 for local testing. Comma-separated. Everything else private is refused.
+     */
+    OUTBOUND_ALLOWED_HOSTS: z.string().default(''),
+    /** Redis for state shared by every process (the API rate limit); unset: Postgres holds it. */
+    REDIS_URL: optionalString(z.string().regex(/^rediss?:\/\/.+/i, { message: 'must be a redis:// or rediss:// URL' })),
+    /** Requests one client address may make per RATE_LIMIT_WINDOW_MS with a missing or unknown API key. */
+    RATE_LIMIT_ANONYMOUS_REQUESTS: z.coerce.number().int().min(1).max(1_000_000).default(60),
+    /** Replays (POST /v1/webhook-deliveries/:id/replay) one organization may ask for per hour. */
+    WEBHOOK_REPLAYS_PER_HOUR: z.coerce.number().int().min(1).max(100_000).default(120),
+    /** A live call whose media stream has been silent this long (and that Twilio has not ended) is reconciled. */
+    CALL_RECONCILE_AFTER_MS: z.coerce.number().int().min(5_000).max(86_400_000).default(120_000),
+    /** How often the reconciler looks for such calls (0 turns it off in this process). */
+    CALL_RECONCILE_INTERVAL_MS: z.coerce.number().int().min(0).max(3_600_000).default(30_000),
     /** Requests one API key may make per RATE_LIMIT_WINDOW_MS before getting 429 with Retry-After. */
     RATE_LIMIT_REQUESTS: z.coerce.number().int().min(1).max(1_000_000).default(600),
     RATE_LIMIT_WINDOW_MS: z.coerce.number().int().min(1000).max(3_600_000).default(60_000),
@@ -83,7 +111,15 @@ export const environmentSchema = z
   .superRefine((env, ctx) => {
     // In production, missing Twilio or admin settings would leave the server unusable or open:
     // refuse to start rather than run half-configured.
+    if (env.MAX_CONCURRENT_CALLS_PER_ORG > env.MAX_CONCURRENT_CALLS_CAP) {
+      ctx.addIssue({ code: 'custom', path: ['MAX_CONCURRENT_CALLS_PER_ORG'], message: 'must not exceed MAX_CONCURRENT_CALLS_CAP' });
+    }
     if (env.NODE_ENV !== 'production') return;
+    // Several processes (or hosts) share one Postgres: a key file generated on one would leave the
+    // others unable to open the secrets.
+    if (env.DATABASE_URL !== undefined && env.SECRETS_ENCRYPTION_KEY === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['SECRETS_ENCRYPTION_KEY'], message: 'is required when NODE_ENV=production and DATABASE_URL is set' });
+    }
     for (const key of ['PUBLIC_BASE_URL', 'TWILIO_AUTH_TOKEN', 'ADMIN_API_KEY'] as const) {
       if (env[key] === undefined) {
         ctx.addIssue({ code: 'custom', path: [key], message: 'is required when NODE_ENV=production' });
