@@ -17,8 +17,9 @@ export interface ReceivedWebhook {
 export type ReceiverMode = { status: number } | 'hang';
 
 /**
- * A customer's webhook endpoint on 127.0.0.1: checks each request's signature itself (HMAC over
- * `${webhook-timestamp}.${body}`, written independently of the server's signer) and records it.
+ * A customer's webhook endpoint on 127.0.0.1: checks each request's signature the way a stock
+ * Standard Webhooks receiver would (the official `standardwebhooks` package, independent of the
+ * server's signer; see tool-signature.ts) and records it.
  * stop() / start() take it down and bring it back on the SAME port, like a receiver restarting.
  */
 export class WebhookReceiver {
@@ -44,6 +45,16 @@ export class WebhookReceiver {
     return counts;
   }
 
+  /** Never throws (this runs inside the server's request handler): a secret in the wrong form reads as invalid. */
+  private signatureIsValid(headers: IncomingHttpHeaders, bodyText: string): boolean {
+    if (this.secret.length === 0) return false;
+    try {
+      return toolSignatureIsValid(this.secret, headers, bodyText);
+    } catch {
+      return false;
+    }
+  }
+
   async start(): Promise<void> {
     const server = createServer((request, response) => {
       const chunks: Buffer[] = [];
@@ -58,7 +69,7 @@ export class WebhookReceiver {
           type: parsed.type,
           body: parsed,
           headers: request.headers,
-          signatureValid: this.secret.length > 0 && toolSignatureIsValid(this.secret, request.headers, text),
+          signatureValid: this.signatureIsValid(request.headers, text),
           answered: mode === 'hang' ? 'no answer' : mode.status,
         });
         if (mode === 'hang') return;

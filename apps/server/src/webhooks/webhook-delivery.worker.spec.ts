@@ -52,7 +52,7 @@ function delivery(n: number, subscriptionId: string, url: string): ClaimedWebhoo
     attemptNumber: 1,
     giveUpAfter: new Date(Date.now() + 60_000),
     url,
-    secret: 'whsec_dGVzdA==',
+    secret: 'whsec_' + Buffer.alloc(32, 1).toString('base64'),
     subscriptionDeleted: false,
   };
 }

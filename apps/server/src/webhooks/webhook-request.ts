@@ -8,9 +8,10 @@ export interface WebhookRequest {
 }
 
 /**
- * The exact bytes and headers of one attempt. Signed with the same signer as webhook tools:
- * `webhook-signature: v1,<base64 HMAC-SHA256 of "${webhook-timestamp}.${body}">`, keyed by the
- * subscription secret's UTF-8 bytes. `webhook-id` is the EVENT id, identical on every retry and
+ * The exact bytes and headers of one attempt, signed per Standard Webhooks with the same signer as
+ * webhook tools: `webhook-signature: v1,<base64 HMAC-SHA256 of "${webhook-id}.${webhook-timestamp}.${body}">`,
+ * keyed by the base64-decoded part of the subscription secret after `whsec_`, so receivers can verify
+ * with any stock Standard Webhooks library. `webhook-id` is the EVENT id, identical on every retry and
  * replay, so receivers can drop duplicates; the timestamp is the attempt's, so a retry many
  * hours later still passes the receiver's freshness check.
  */

@@ -1,5 +1,6 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 
 /** A request as the business's server received it: raw body text, so tests can check signatures. */
 export interface ReceivedRequest {
@@ -7,6 +8,28 @@ export interface ReceivedRequest {
   path: string;
   headers: IncomingHttpHeaders;
   bodyText: string;
+}
+
+/**
+ * The business's check of a request's signature, made as a stock Standard Webhooks receiver would
+ * (the official `standardwebhooks` package, not the module under test): `webhook-signature:
+ * v1,<base64 HMAC-SHA256 of "${webhook-id}.${webhook-timestamp}.${body}">`, keyed by the
+ * base64-decoded part of `secret` after `whsec_`, timestamp within 5 minutes of the real clock.
+ * False for a wrong signature; throws for a secret not in `whsec_<base64>` form (a test mistake).
+ */
+export function signatureIsValid(request: ReceivedRequest, secret: string): boolean {
+  if (!/^whsec_[A-Za-z0-9+/]+={0,2}$/.test(secret)) throw new Error('signatureIsValid: the secret is not a Standard Webhooks secret (whsec_ + base64)');
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (value !== undefined) headers[name] = Array.isArray(value) ? (value[0] ?? '') : value;
+  }
+  try {
+    new Webhook(secret).verify(request.bodyText, headers, { jsonParse: false });
+    return true;
+  } catch (error) {
+    if (error instanceof WebhookVerificationError) return false;
+    throw error;
+  }
 }
 
 export type BusinessReply =

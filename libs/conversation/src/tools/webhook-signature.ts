@@ -1,12 +1,17 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /**
- * Signs the webhooks Switchboard sends (tool calls now, platform events later) so the receiver can
- * tell they came from us and were not replayed. Header names follow Standard Webhooks; the HMAC is
- * taken over `${timestamp}.${body}` (as our issue specifies), NOT Standard Webhooks'
- * `${id}.${timestamp}.${body}`, and the secret is used as its UTF-8 bytes (no `whsec_` base64
- * decoding). A receiver must therefore verify with this module (or the same few lines of HMAC),
- * not with a stock Standard Webhooks library.
+ * Signs the webhooks Switchboard sends (tool calls and platform events) exactly as the Standard
+ * Webhooks spec (https://www.standardwebhooks.com) says, so a receiver can verify them with any
+ * stock Standard Webhooks library (e.g. the `standardwebhooks` npm package) or a few lines of HMAC:
+ *
+ *   webhook-id:        unique per message (receivers drop duplicates by it)
+ *   webhook-timestamp: unix seconds of the attempt
+ *   webhook-signature: `v1,<base64 HMAC-SHA256(key, "${webhook-id}.${webhook-timestamp}.${body}")>`
+ *                      (a space-separated list of such signatures is allowed, e.g. during a rotation)
+ *
+ * The secret is `whsec_` + base64 of the key, and the HMAC key is the base64-DECODED bytes after
+ * `whsec_` (never the secret string's own bytes). Secrets in any other form are refused.
  */
 
 export const WEBHOOK_ID_HEADER = 'webhook-id';
@@ -16,9 +21,53 @@ export const WEBHOOK_SIGNATURE_HEADER = 'webhook-signature';
 /** How far the timestamp may be from the receiver's clock (either way) before a delivery is refused. */
 export const DEFAULT_WEBHOOK_TOLERANCE_S = 5 * 60;
 
+export const SIGNING_SECRET_PREFIX = 'whsec_';
+/** Key sizes the spec recommends (24 to 64 random bytes); generated secrets use 32. */
+export const MIN_SIGNING_KEY_BYTES = 24;
+export const MAX_SIGNING_KEY_BYTES = 64;
+const GENERATED_KEY_BYTES = 32;
+
 const SIGNATURE_VERSION = 'v1';
 
+/** The problem with a would-be secret, or undefined when it is valid. Never includes the value itself. */
+function signingSecretProblem(secret: unknown): string | undefined {
+  if (typeof secret !== 'string' || !secret.startsWith(SIGNING_SECRET_PREFIX)) return `it does not start with "${SIGNING_SECRET_PREFIX}"`;
+  const encoded = secret.slice(SIGNING_SECRET_PREFIX.length);
+  // Buffer's decoder skips characters it does not know; a canonical round trip proves the text is
+  // standard, padded base64 and nothing else.
+  const key = Buffer.from(encoded, 'base64');
+  if (encoded.length === 0 || key.toString('base64') !== encoded) return `the part after "${SIGNING_SECRET_PREFIX}" is not valid (padded, standard) base64`;
+  if (key.length < MIN_SIGNING_KEY_BYTES || key.length > MAX_SIGNING_KEY_BYTES) {
+    return `its key is ${key.length} bytes, not ${MIN_SIGNING_KEY_BYTES} to ${MAX_SIGNING_KEY_BYTES}`;
+  }
+  return undefined;
+}
+
+/**
+ * The HMAC key of a Standard Webhooks secret (`whsec_` + base64 of 24..64 bytes). Throws a message
+ * that says what is wrong, never the secret.
+ */
+export function parseSigningSecret(secret: string): Buffer {
+  const problem = signingSecretProblem(secret);
+  if (problem !== undefined) {
+    throw new Error(
+      `webhook signing secret must be "${SIGNING_SECRET_PREFIX}" followed by base64 of ${MIN_SIGNING_KEY_BYTES} to ${MAX_SIGNING_KEY_BYTES} random bytes, but ${problem}`,
+    );
+  }
+  return Buffer.from(secret.slice(SIGNING_SECRET_PREFIX.length), 'base64');
+}
+
+export function isStandardWebhooksSecret(value: unknown): value is string {
+  return signingSecretProblem(value) === undefined;
+}
+
+/** A fresh secret: `whsec_` + base64 of 32 random bytes. */
+export function generateSigningSecret(): string {
+  return `${SIGNING_SECRET_PREFIX}${randomBytes(GENERATED_KEY_BYTES).toString('base64')}`;
+}
+
 export interface SignWebhookInput {
+  /** `whsec_` + base64 of the key. */
   secret: string;
   /** Unique per delivery, so a receiver can drop duplicates. */
   id: string;
@@ -34,9 +83,12 @@ export interface WebhookSignatureHeaders {
   [WEBHOOK_SIGNATURE_HEADER]: string;
 }
 
-/** base64 HMAC-SHA256 of `${timestampS}.${body}`. */
-export function computeWebhookSignature(secret: string, timestampS: number | string, body: string | Uint8Array): string {
-  return createHmac('sha256', secret).update(`${timestampS}.`).update(body).digest('base64');
+/**
+ * base64 HMAC-SHA256 of `${id}.${timestampS}.${body}`, keyed by the decoded secret (without the
+ * `v1,` prefix). Throws on a secret that is not `whsec_` + base64 of 24..64 bytes.
+ */
+export function computeWebhookSignature(secret: string, id: string, timestampS: number | string, body: string | Uint8Array): string {
+  return createHmac('sha256', parseSigningSecret(secret)).update(`${id}.${timestampS}.`, 'utf8').update(body).digest('base64');
 }
 
 export function signWebhook(input: SignWebhookInput): WebhookSignatureHeaders {
@@ -48,7 +100,7 @@ export function signWebhook(input: SignWebhookInput): WebhookSignatureHeaders {
   return {
     [WEBHOOK_ID_HEADER]: input.id,
     [WEBHOOK_TIMESTAMP_HEADER]: String(input.timestampS),
-    [WEBHOOK_SIGNATURE_HEADER]: `${SIGNATURE_VERSION},${computeWebhookSignature(input.secret, input.timestampS, input.body)}`,
+    [WEBHOOK_SIGNATURE_HEADER]: `${SIGNATURE_VERSION},${computeWebhookSignature(input.secret, input.id, input.timestampS, input.body)}`,
   };
 }
 
@@ -56,6 +108,7 @@ export function signWebhook(input: SignWebhookInput): WebhookSignatureHeaders {
 export type WebhookHeaderValues = Record<string, string | string[] | undefined>;
 
 export interface VerifyWebhookInput {
+  /** `whsec_` + base64 of the key. */
   secret: string;
   headers: WebhookHeaderValues;
   /** The raw body as received (before any JSON parsing). */
@@ -75,7 +128,8 @@ function singleHeader(headers: WebhookHeaderValues, name: string): string | unde
 /**
  * Checks a delivery: all three headers present, timestamp within the tolerance window, and at
  * least one `v1,` signature (the header may list several, space-separated, e.g. during a secret
- * rotation) matching in constant time. Never throws on bad input: a reason is returned instead.
+ * rotation) matching in constant time. Never throws on bad input (a malformed secret included):
+ * a reason is returned instead.
  */
 export function verifyWebhookSignature(input: VerifyWebhookInput): WebhookVerification {
   const id = singleHeader(input.headers, WEBHOOK_ID_HEADER);
@@ -91,7 +145,12 @@ export function verifyWebhookSignature(input: VerifyWebhookInput): WebhookVerifi
   if (Math.abs(nowS - timestampS) > toleranceS) {
     return { valid: false, reason: `timestamp is ${nowS - timestampS} s from now (tolerance ${toleranceS} s)` };
   }
-  const expected = Buffer.from(computeWebhookSignature(input.secret, timestamp, input.body), 'base64');
+  let expected: Buffer;
+  try {
+    expected = Buffer.from(computeWebhookSignature(input.secret, id, timestamp, input.body), 'base64');
+  } catch (error) {
+    return { valid: false, reason: (error as Error).message };
+  }
   for (const candidate of signatures.split(' ')) {
     const comma = candidate.indexOf(',');
     if (comma < 0 || candidate.slice(0, comma) !== SIGNATURE_VERSION) continue;

@@ -5,7 +5,13 @@ import { invalidInput } from '../persistence.errors';
 import { isUuid } from '../uuid';
 import { isWebhookEventType, type WebhookEventType } from './webhook-event-types';
 
-/** Standard Webhooks' secret format. The signer uses the whole string's bytes as the HMAC key. */
+/**
+ * Standard Webhooks' secret format: `whsec_` + base64 of the key bytes. The signer
+ * (libs/conversation/src/tools/webhook-signature.ts) base64-decodes the part after `whsec_` and uses
+ * those bytes as the HMAC key, accepting 24 to 64 of them. libs/persistence does not depend on
+ * libs/conversation, so this generator is a local twin of its generateSigningSecret(): keep the two
+ * producing the same format.
+ */
 const SECRET_PREFIX = 'whsec_';
 const SECRET_BYTES = 32;
 
@@ -35,6 +41,7 @@ export const SUBSCRIPTION_DELETED = 'subscription_deleted';
 
 const PUBLIC_FIELDS = { id: true, url: true, events: true, description: true, createdAt: true } as const;
 
+/** A fresh subscription secret: `whsec_` + base64 of 32 random bytes (as generateSigningSecret()). */
 export function generateWebhookSecret(): string {
   return `${SECRET_PREFIX}${randomBytes(SECRET_BYTES).toString('base64')}`;
 }
