@@ -131,6 +131,64 @@ describe('FakeTwilioRestServer', () => {
     expect(twilio.requestsFor('update_call').map((r) => r.status)).toEqual([401, 500, 429, 200]);
   });
 
+  function get(path: string, auth = `${twilio.accountSid}:${twilio.authToken}`): Promise<Response> {
+    return fetch(`${twilio.baseUrl}${path}`, { headers: { authorization: `Basic ${Buffer.from(auth).toString('base64')}` } });
+  }
+
+  it('answers an IncomingPhoneNumbers list in Twilio\'s list shape, filters and paging in the URIs', async () => {
+    const sid = twilio.addIncomingNumber(twilio.accountSid, '+15550001111');
+    const base = `/2010-04-01/Accounts/${twilio.accountSid}/IncomingPhoneNumbers.json`;
+
+    const response = await get(`${base}?PhoneNumber=%2B15550001111&PageSize=1`);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({
+      incoming_phone_numbers: [expect.objectContaining({ sid, account_sid: twilio.accountSid, phone_number: '+15550001111', voice_url: '', status_callback: '' })],
+      page: 0,
+      page_size: 1,
+      start: 0,
+      end: 0,
+      uri: `${base}?PhoneNumber=%2B15550001111&PageSize=1&Page=0`,
+      first_page_uri: `${base}?PhoneNumber=%2B15550001111&PageSize=1&Page=0`,
+      next_page_uri: null,
+      previous_page_uri: null,
+    });
+    // An unencoded '+' arrives as a space: Twilio's filter then matches nothing, and so does the fake's.
+    expect(await (await get(`${base}?PhoneNumber=+15550001111`)).json()).toMatchObject({ incoming_phone_numbers: [] });
+    expect((await get(`${base}?PageSize=0`)).status).toBe(400);
+  });
+
+  it('answers 401 to one account\'s credentials on another\'s path, and 404 to an unknown resource', async () => {
+    const other = twilio.addAccount({ accountSid: 'AC' + 'c'.repeat(32), authToken: 'd'.repeat(32) });
+    expect(other).toEqual({ accountSid: 'AC' + 'c'.repeat(32), authToken: 'd'.repeat(32) });
+
+    const crossed = await get(`/2010-04-01/Accounts/${other.accountSid}.json`);
+    expect(crossed.status).toBe(401);
+    expect(await crossed.json()).toMatchObject({ code: 20003, status: 401 });
+    const own = await get(`/2010-04-01/Accounts/${other.accountSid}.json`, `${other.accountSid}:${other.authToken}`);
+    const ownText = await own.text();
+    expect(JSON.parse(ownText)).toMatchObject({ sid: other.accountSid, status: 'active', type: 'Full' });
+    expect(ownText).not.toContain(other.authToken);
+    expect((await get(`/2010-04-01/Accounts/${twilio.accountSid}/Queues.json`)).status).toBe(404);
+    expect(twilio.requests.map((r) => [r.operation, r.accountSid, r.status])).toEqual([
+      ['fetch_account', other.accountSid, 401],
+      ['fetch_account', other.accountSid, 200],
+      ['unknown', twilio.accountSid, 404],
+    ]);
+  });
+
+  it('refuses to give a number to two accounts, or a call to an unknown account', () => {
+    const other = twilio.addAccount();
+    twilio.addIncomingNumber(twilio.accountSid, '+15550001111');
+    expect(() => twilio.addIncomingNumber(other.accountSid, '+15550001111')).toThrow(/already belongs/);
+    expect(() => twilio.addIncomingNumber(other.accountSid, '5550001111')).toThrow(/E\.164/);
+    expect(() => twilio.addAccount({ accountSid: other.accountSid })).toThrow(/already has account/);
+    expect(() => twilio.addCall({ accountSid: 'AC' + '9'.repeat(32) })).toThrow(/knows no account/);
+    expect(twilio.removeIncomingNumber(other.accountSid, '+15550001111')).toBe(false);
+    expect(twilio.removeIncomingNumber(twilio.accountSid, '+15550001111')).toBe(true);
+    twilio.addIncomingNumber(other.accountSid, '+15550001111');
+    expect(twilio.incomingNumber('+15550001111')?.accountSid).toBe(other.accountSid);
+  });
+
   it('records a hook failure instead of failing the request', async () => {
     const call = twilio.addCall();
     twilio.onCallUpdate = () => {

@@ -1,6 +1,52 @@
 import type { IncomingHttpHeaders } from 'node:http';
 
-export type FakeTwilioOperation = 'create_call' | 'update_call' | 'fetch_call' | 'unknown';
+export type FakeTwilioOperation =
+  | 'create_call'
+  | 'update_call'
+  | 'fetch_call'
+  | 'list_incoming_numbers'
+  | 'fetch_incoming_number'
+  | 'fetch_account'
+  | 'unknown';
+
+/** The operations failNext can make fail. */
+export type FakeTwilioFailableOperation = Exclude<FakeTwilioOperation, 'unknown'>;
+
+/** One Twilio account the fake serves: requests on its path must authenticate with its SID and token. */
+export interface FakeAccount {
+  sid: string;
+  authToken: string;
+  friendlyName: string;
+  dateCreated: Date;
+}
+
+/** A phone number owned by an account (Twilio's IncomingPhoneNumber resource). */
+export interface FakeIncomingNumber {
+  /** PN + 32 hex digits. */
+  sid: string;
+  accountSid: string;
+  /** E.164, e.g. +15550001111. */
+  phoneNumber: string;
+  friendlyName: string;
+  voiceUrl?: string;
+  voiceMethod: string;
+  statusCallback?: string;
+  smsUrl?: string;
+  dateCreated: Date;
+  dateUpdated: Date;
+}
+
+/** What a test may decide about a number it registers; the rest is filled in. */
+export interface FakeIncomingNumberOptions {
+  sid?: string;
+  /** Default: Twilio's display form, "(555) 000-1111" for a +1 number, else the E.164 number. */
+  friendlyName?: string;
+  voiceUrl?: string;
+  /** Default 'POST'. */
+  voiceMethod?: string;
+  statusCallback?: string;
+  smsUrl?: string;
+}
 
 /** Twilio's call states (the subset a call passes through). */
 export type FakeCallStatus = 'queued' | 'ringing' | 'in-progress' | 'completed' | 'canceled' | 'busy' | 'no-answer' | 'failed';
@@ -34,12 +80,19 @@ export interface RecordedTwilioRequest {
   headers: IncomingHttpHeaders;
   /** The form body; a repeated key (e.g. StatusCallbackEvent) gives an array. */
   form: Record<string, string | string[]>;
+  /** The query string; a repeated key gives an array. */
+  query: Record<string, string | string[]>;
   /** The AccountSid in the path, when the path has one. */
   accountSid?: string;
   callSid?: string;
-  /** Whether HTTP Basic auth matched the fake's account SID and auth token. */
+  /** The PN sid of an IncomingPhoneNumbers/{Sid}.json request. */
+  phoneNumberSid?: string;
+  /**
+   * Whether HTTP Basic auth matched the SID and token of the account in the path (for a path with no
+   * account: of any account the fake knows).
+   */
   authorized: boolean;
-  /** HTTP status the fake answered with. */
+  /** HTTP status the fake answered with; 0 when an injected 'connection_reset' dropped the connection. */
   status: number;
 }
 
@@ -52,9 +105,11 @@ export interface FakeTwilioError {
 
 /**
  * Injected failures: 'call_not_found' is Twilio's answer for a call that is over (404, code 20404);
- * 'server_error' a 500; or any status/code/message.
+ * 'not_found' the same 404 under a name that fits other resources; 'server_error' a 500;
+ * 'connection_reset' drops the connection without an answer (a network failure); or any
+ * status/code/message.
  */
-export type FakeTwilioFailure = 'call_not_found' | 'server_error' | FakeTwilioError;
+export type FakeTwilioFailure = 'call_not_found' | 'not_found' | 'server_error' | 'connection_reset' | FakeTwilioError;
 
 /** Passed to onCallUpdate after an update was applied and answered. */
 export interface FakeCallUpdate {
