@@ -9,6 +9,7 @@ export * from './call/call-clock';
 export * from './call/call-control';
 export * from './records/conversation-records';
 export * from './tools/tool-contracts';
+export { compileToolSchema, ToolSchemaCache, type ToolSchemaCompilation, type ToolSchemaProblem } from './tools/tool-schema';
 export * from './playback/playback-tracker';
 export * from './pipeline/pipeline-engines';
 export * from './pipeline/pipeline-agent-engine';

@@ -1,20 +1,36 @@
 import type { ToolDefinition } from '@switchboard/inference/llm';
-import type { ToolConfig } from '../config/agent-config.schema';
+import type { ToolConfig, WebhookToolConfig } from '../config/agent-config.schema';
 import { endCallTool, transferCallTool } from './built-in-tools';
+import type { ArgumentValidator } from './tool-arguments';
 import type { ToolCallContext, ToolInvocation, ToolOutcome, ToolRunner } from './tool-contracts';
 import { excerpt, failed } from './tool-outcome';
+import { validatorOrThrow, type ToolSchemaCache } from './tool-schema';
 import { WebhookTool, type WebhookToolOptions } from './webhook-tool';
 
 /** Said while a webhook tool without its own fillerMessage is running. */
 export const DEFAULT_FILLER_MESSAGE = 'One moment while I check that.';
 
-export type ToolRunnerOptions = WebhookToolOptions;
+export interface ToolRunnerOptions extends Omit<WebhookToolOptions, 'validator'> {
+  /**
+   * Reuses compiled `parameters` schemas: a runner is built at every call start, and compiling a
+   * schema is CPU work that belongs once per agent config version. Each webhook tool's entry is
+   * `${configKey}:${toolName}`, so `configKey` must change whenever the tools can (e.g.
+   * `${agentId}:${configVersion}`). Without it every webhook tool compiles its schema afresh.
+   */
+  schemaCache?: { cache: ToolSchemaCache; configKey: string };
+}
 
 interface RunnableTool {
   definition: ToolDefinition;
   /** Only slow (network) tools have one. */
   filler: string | undefined;
   run(invocation: ToolInvocation, context: ToolCallContext): Promise<ToolOutcome> | ToolOutcome;
+}
+
+/** The webhook tool's validator from the cache; undefined without one (WebhookTool then compiles it). */
+function cachedValidator(config: WebhookToolConfig, schemaCache: ToolRunnerOptions['schemaCache']): ArgumentValidator | undefined {
+  if (schemaCache === undefined) return undefined;
+  return validatorOrThrow(config.name, schemaCache.cache.compile(`${schemaCache.configKey}:${config.name}`, config.parameters));
 }
 
 function runnable(config: ToolConfig, options: ToolRunnerOptions): RunnableTool {
@@ -24,7 +40,8 @@ function runnable(config: ToolConfig, options: ToolRunnerOptions): RunnableTool 
     case 'transfer_call':
       return { ...transferCallTool(config), filler: undefined };
     case 'webhook': {
-      const tool = new WebhookTool(config, options);
+      const { schemaCache, ...webhookOptions } = options;
+      const tool = new WebhookTool(config, { ...webhookOptions, validator: cachedValidator(config, schemaCache) });
       return {
         definition: tool.definition,
         filler: tool.fillerMessage ?? DEFAULT_FILLER_MESSAGE,

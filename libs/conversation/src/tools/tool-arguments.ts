@@ -1,6 +1,4 @@
-import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
-import addFormats from 'ajv-formats';
-import type { JsonSchema } from '@switchboard/inference/llm';
+import type { ErrorObject, ValidateFunction } from 'ajv';
 import { excerpt } from './tool-outcome';
 
 /** Model-written arguments longer than this are refused unread: no sensible tool call needs more. */
@@ -45,28 +43,73 @@ function describeProblem(problem: ErrorObject): string {
 }
 
 /**
- * A tool's `parameters` JSON Schema, compiled once (when the tool is built), then used for every
- * call. Each validator has its own Ajv instance: schemas come from tenants, so one tool's `$id`
- * must not collide with another's, and nothing is cached beyond the tool's lifetime.
+ * What validating against a schema can cost, from the schema once every `$ref` is followed. JSON
+ * Schema work is a product: each argument value may meet every schema node (an `anyOf` of 900
+ * branches under `items` against 16 000 numbers took 15 s of event loop), and each character may
+ * meet every pattern's RE2 program. The schema is bounded at save; these bound the product per call.
+ */
+export interface ValidationCost {
+  /** JSON values in the expanded schema. */
+  schemaNodes: number;
+  /** RE2 program size summed over the patterns in the expanded schema. */
+  regexProgramSize: number;
+}
+
+/** Argument values x schema nodes: about 0.5 us each at worst (error objects), so ~100 ms. */
+export const MAX_VALIDATION_STEPS = 250_000;
+/** Argument characters x RE2 instructions: about 25 ns each at worst (RE2JS falling back to its NFA), so ~100 ms. */
+export const MAX_REGEX_STEPS = 4_000_000;
+
+/** JSON values, and characters of strings and property names (patterns read both), in `value`. */
+function measure(value: unknown): { values: number; chars: number } {
+  let values = 0;
+  let chars = 0;
+  const stack = [value];
+  while (stack.length > 0) {
+    const item = stack.pop();
+    values += 1;
+    if (typeof item === 'string') chars += item.length;
+    else if (Array.isArray(item)) for (const child of item as unknown[]) stack.push(child);
+    else if (typeof item === 'object' && item !== null) {
+      for (const [key, child] of Object.entries(item)) {
+        chars += key.length;
+        stack.push(child);
+      }
+    }
+  }
+  return { values, chars };
+}
+
+/**
+ * A tool's `parameters` JSON Schema, compiled once (at save, then once per agent config version),
+ * then used for every call. Built only by compileToolSchema (tool-schema.ts), which refuses schemas
+ * that could freeze the process and gives each validator its own Ajv instance: schemas come from
+ * tenants, so one tool's `$id` must not collide with another's.
  */
 export class ArgumentValidator {
-  private constructor(private readonly check: ValidateFunction) {}
+  constructor(
+    private readonly check: ValidateFunction,
+    private readonly cost: ValidationCost,
+  ) {}
 
-  /** Throws (naming the tool) when `schema` is not a valid JSON Schema. */
-  static compile(toolName: string, schema: JsonSchema): ArgumentValidator {
-    // strictSchema off: schemas written for OpenAI carry keywords Ajv does not know (ignored, not
-    // fatal); unknown formats are likewise ignored. logger off: no console noise per tenant schema.
-    const ajv = new Ajv({ allErrors: true, strictSchema: false, logger: false });
-    addFormats(ajv);
-    try {
-      return new ArgumentValidator(ajv.compile(schema));
-    } catch (error) {
-      throw new Error(`tool "${toolName}": parameters is not a usable JSON Schema: ${(error as Error).message}`);
+  /** Refuses, unvalidated, arguments whose validation could stall the process (see ValidationCost). */
+  private tooLarge(value: unknown): string | undefined {
+    const { values, chars } = measure(value);
+    const nodes = Math.max(1, this.cost.schemaNodes);
+    if (values * nodes > MAX_VALIDATION_STEPS) {
+      return `arguments are too large for this tool: ${values} JSON values; its parameters schema accepts at most ${Math.floor(MAX_VALIDATION_STEPS / nodes)}`;
     }
+    if (chars * this.cost.regexProgramSize > MAX_REGEX_STEPS) {
+      const most = Math.floor(MAX_REGEX_STEPS / this.cost.regexProgramSize);
+      return `arguments are too large for this tool: ${chars} characters of text; its parameters schema accepts at most ${most}`;
+    }
+    return undefined;
   }
 
   /** undefined when valid; otherwise the failing paths, for the model to correct its call. */
   problems(value: unknown): string | undefined {
+    const tooLarge = this.tooLarge(value);
+    if (tooLarge !== undefined) return tooLarge;
     if (this.check(value)) return undefined;
     const problems = (this.check.errors ?? []).map(describeProblem);
     const listed = problems.slice(0, MAX_LISTED_PROBLEMS).join('; ');
