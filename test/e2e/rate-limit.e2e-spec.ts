@@ -1,9 +1,44 @@
+import { randomBytes, randomInt } from 'node:crypto';
+import { request as httpRequest } from 'node:http';
 import { createOtherOrganizationKey, createRepositories, createTestPrisma } from '../support/database';
 import { startTestServer, type TestServer } from '../support/test-server';
 import type { PrismaService } from '../../libs/persistence/src/prisma.service';
 
 const LIMIT = 5;
 const WINDOW_MS = 2_000;
+/** The machine's Redis, for the variant with REDIS_URL; override with TEST_REDIS_URL. */
+const REDIS_URL = process.env['TEST_REDIS_URL'] ?? 'redis://127.0.0.1:6379';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Windows are aligned multiples of their length (every process names the same one): a test that
+ * counts exact remaining budgets starts right after a boundary when the next one is close.
+ */
+async function awayFromWindowEdge(windowMs: number, marginMs: number): Promise<void> {
+  const untilNext = windowMs - (Date.now() % windowMs);
+  if (untilNext < marginMs) await sleep(untilNext + 20);
+}
+
+interface Answer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: any;
+}
+
+/** GET from a given local address, so a test's anonymous requests have a client address of their own. */
+function getFrom(localAddress: string, url: string, apiKey: string | null): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { localAddress, headers: apiKey ? { authorization: `Bearer ${apiKey}` } : {} }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text ? JSON.parse(text) : undefined }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
 
 describe('Per-key rate limiting and request ids (e2e)', () => {
   let server: TestServer;
@@ -27,6 +62,7 @@ describe('Per-key rate limiting and request ids (e2e)', () => {
     fetch(`${server.serverUrl}/v1/agents`, { headers: { ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}), ...headers } });
 
   it('answers 429 with Retry-After once a key is over its budget, without touching other keys, and lets it back in after the window', async () => {
+    await awayFromWindowEdge(WINDOW_MS, 1_000);
     const remaining: string[] = [];
     for (let i = 0; i < LIMIT; i += 1) {
       const response = await get(keyA);
@@ -41,14 +77,15 @@ describe('Per-key rate limiting and request ids (e2e)', () => {
     const retryAfter = Number(limited.headers.get('retry-after'));
     expect(Number.isInteger(retryAfter)).toBe(true);
     expect(retryAfter).toBeGreaterThanOrEqual(1);
-    expect(retryAfter).toBeLessThanOrEqual(WINDOW_MS / 1000);
+    // Sliding window: this window's hits still weigh on the next one, so waiting can reach into it.
+    expect(retryAfter).toBeLessThanOrEqual((2 * WINDOW_MS) / 1000);
     expect(limited.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
     expect(await limited.json()).toMatchObject({ statusCode: 429, code: 'rate_limited', retryAfterSeconds: retryAfter });
 
     // Another key of another organization has its own budget.
     expect((await get(keyB)).status).toBe(200);
 
-    await new Promise((resolve) => setTimeout(resolve, retryAfter * 1000 + 100));
+    await sleep(retryAfter * 1000 + 100);
     expect((await get(keyA)).status).toBe(200);
   });
 
@@ -69,5 +106,87 @@ describe('Per-key rate limiting and request ids (e2e)', () => {
     // A header that could smuggle text into logs is replaced, not echoed.
     const hostile = await get(keyB, { 'x-request-id': 'x'.repeat(300) });
     expect(hostile.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});
+
+/*
+ * Two server processes' worth of servers (own Nest apps and pools) on the shared test database:
+ * with per-process counters each would allow LIMIT requests, 2 * LIMIT together.
+ */
+describe.each([
+  ['Postgres', {}],
+  ['Redis', { REDIS_URL }],
+])('Rate limits shared by two server instances, counters in %s (e2e)', (_backend, backendEnv: Record<string, string>) => {
+  const SHARED_WINDOW_MS = 60_000;
+  const ANONYMOUS_LIMIT = 3;
+  const env = {
+    RATE_LIMIT_REQUESTS: String(LIMIT),
+    RATE_LIMIT_ANONYMOUS_REQUESTS: String(ANONYMOUS_LIMIT),
+    RATE_LIMIT_WINDOW_MS: String(SHARED_WINDOW_MS),
+    OPERATOR_API_KEY: `op_test_${randomBytes(24).toString('hex')}`,
+    ...backendEnv,
+  };
+  let first: TestServer;
+  let second: TestServer;
+  let prisma: PrismaService;
+  let repositories: ReturnType<typeof createRepositories>;
+
+  beforeAll(async () => {
+    [first, second] = await Promise.all([startTestServer(env), startTestServer(env)]);
+    prisma = createTestPrisma(2);
+    repositories = createRepositories(prisma);
+  });
+  afterAll(async () => {
+    await Promise.all([first?.close(), second?.close()]);
+    await prisma?.$disconnect();
+  });
+
+  it('counts one key across both instances: 3 + 3 requests, the 6th is refused', async () => {
+    // A key of its own: other spec files' traffic must not count against it.
+    const key = await createOtherOrganizationKey(repositories, 'rate-limit-shared');
+    await awayFromWindowEdge(SHARED_WINDOW_MS, 2_000);
+    const answers = [];
+    for (const target of [first, first, first, second, second, second]) {
+      const response = await fetch(`${target.serverUrl}/v1/agents`, { headers: { authorization: `Bearer ${key}` } });
+      answers.push({ status: response.status, remaining: response.headers.get('ratelimit-remaining'), body: await response.json() });
+    }
+    expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200, 200, 200, 429]);
+    expect(answers.map((answer) => answer.remaining)).toEqual(['4', '3', '2', '1', '0', '0']);
+    expect(answers[5]?.body).toMatchObject({ statusCode: 429, error: 'Too Many Requests', code: 'rate_limited' });
+  });
+
+  it('limits wrong keys per client address across both instances, answering 429 instead of 401, while valid keys still work', async () => {
+    // A loopback address of this test's own, so other spec files' 401s do not share its budget.
+    const address = `127.${randomInt(1, 255)}.${randomInt(0, 256)}.${randomInt(1, 255)}`;
+    const key = await createOtherOrganizationKey(repositories, 'rate-limit-anonymous');
+    const wrongKey = `sk_test_${randomBytes(20).toString('hex')}`;
+    await awayFromWindowEdge(SHARED_WINDOW_MS, 2_000);
+
+    const refused = [
+      await getFrom(address, `${first.serverUrl}/v1/agents`, wrongKey),
+      await getFrom(address, `${second.serverUrl}/v1/agents`, null),
+      // The operator's routes count wrong keys against the same budget.
+      await getFrom(address, `${first.serverUrl}/v1/organizations`, wrongKey),
+    ];
+    expect(refused.map((answer) => [answer.status, answer.body.code])).toEqual([
+      [401, 'invalid_api_key'],
+      [401, 'missing_api_key'],
+      [401, 'invalid_operator_key'],
+    ]);
+
+    for (const url of [`${second.serverUrl}/v1/agents`, `${first.serverUrl}/v1/organizations`]) {
+      const limited = await getFrom(address, url, wrongKey);
+      expect(limited.status).toBe(429);
+      expect(limited.body).toMatchObject({ statusCode: 429, code: 'rate_limited', retryAfterSeconds: expect.any(Number) });
+      expect(Number(limited.headers['retry-after'])).toBe(limited.body.retryAfterSeconds);
+      expect(limited.headers['ratelimit-limit']).toBe(String(ANONYMOUS_LIMIT));
+    }
+
+    // A valid key from the same address is not charged to (or stopped by) the anonymous budget.
+    for (const target of [first, second]) {
+      const valid = await getFrom(address, `${target.serverUrl}/v1/agents`, key);
+      expect(valid.status).toBe(200);
+      expect(valid.headers['ratelimit-limit']).toBe(String(LIMIT));
+    }
   });
 });

@@ -21,9 +21,10 @@ const LAST_USED_RESOLUTION_MS = 60_000;
 
 /**
  * Every admin route needs `Authorization: Bearer <key>`. Keys are looked up by hash, so the raw key
- * is never stored or logged; a missing, unknown or revoked key is the same 401. A known key must
- * then be within its rate limit (429 with Retry-After) and hold the route's scope (see
- * RequireScope), else 403 insufficient_scope.
+ * is never stored or logged; a missing, unknown or revoked key is the same 401, counted against the
+ * client address's anonymous budget (429 instead once over it, so nobody can hammer key lookups;
+ * valid keys are never charged to it). A known key must then be within its own rate limit (429 with
+ * Retry-After) and hold the route's scope (see RequireScope), else 403 insufficient_scope.
  */
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
@@ -37,14 +38,21 @@ export class ApiKeyGuard implements CanActivate {
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
+    const response = context.switchToHttp().getResponse<Response>();
     const rawKey = bearerToken(request.headers.authorization);
-    if (!rawKey) throw unauthorized('missing_api_key', 'Send an API key as "Authorization: Bearer <key>".');
+    if (!rawKey) {
+      await this.rateLimiter.consumeAnonymous(request.ip, response);
+      throw unauthorized('missing_api_key', 'Send an API key as "Authorization: Bearer <key>".');
+    }
     const key = await this.apiKeys.findActiveByRawKey(rawKey);
-    if (!key) throw unauthorized('invalid_api_key', 'The API key is unknown or revoked.');
+    if (!key) {
+      await this.rateLimiter.consumeAnonymous(request.ip, response);
+      throw unauthorized('invalid_api_key', 'The API key is unknown or revoked.');
+    }
     request.principal = { apiKeyId: key.id, organizationId: key.organizationId, scopes: key.scopes };
     // A key that authenticated was used, even if this request then lacks the scope.
     await this.recordUse(key.id);
-    await this.rateLimiter.consume(key.id, context.switchToHttp().getResponse<Response>());
+    await this.rateLimiter.consume(key.id, response);
     const required = this.requiredScope(context, request.method);
     if (!hasScope(key.scopes, required)) throw insufficientScope(required);
     return true;

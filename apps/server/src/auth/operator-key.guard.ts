@@ -6,14 +6,12 @@ import type { Request, Response } from 'express';
 import { ApiKeyRateLimiter } from './api-key-rate-limiter';
 import { bearerToken, unauthorized } from './bearer-token';
 
-/** The rate limiter's bucket for the (single) operator key. */
-const OPERATOR_RATE_LIMIT_KEY = 'operator';
-
 /**
  * Deployment-level routes (creating organizations) take the operator key from OPERATOR_API_KEY,
  * not an organization's API key: an organization's admin must not be able to mint other tenants.
- * Without OPERATOR_API_KEY the routes are closed (401 operator_api_disabled). The comparison is
- * of sha256 digests in constant time, so the key cannot be guessed from response timing.
+ * Without OPERATOR_API_KEY the routes are closed (401 operator_api_disabled, not counted: no key is
+ * checked). The comparison is of sha256 digests in constant time, so the key cannot be guessed from
+ * response timing; a missing or wrong key counts against the client address's anonymous budget.
  */
 @Injectable()
 export class OperatorKeyGuard implements CanActivate {
@@ -30,12 +28,19 @@ export class OperatorKeyGuard implements CanActivate {
     if (!this.operatorKeyHash) {
       throw unauthorized('operator_api_disabled', 'Organization management is disabled: set OPERATOR_API_KEY on the server to enable it.');
     }
-    const rawKey = bearerToken(context.switchToHttp().getRequest<Request>().headers.authorization);
-    if (!rawKey) throw unauthorized('missing_api_key', 'Send the operator key as "Authorization: Bearer <key>".');
+    const request = context.switchToHttp().getRequest<Request>();
+    const response = context.switchToHttp().getResponse<Response>();
+    const rawKey = bearerToken(request.headers.authorization);
+    if (!rawKey) {
+      await this.rateLimiter.consumeAnonymous(request.ip, response);
+      throw unauthorized('missing_api_key', 'Send the operator key as "Authorization: Bearer <key>".');
+    }
     if (!timingSafeEqual(Buffer.from(hashSecret(rawKey), 'hex'), this.operatorKeyHash)) {
+      // Wrong keys count against the client address, so the operator key cannot be guessed at speed.
+      await this.rateLimiter.consumeAnonymous(request.ip, response);
       throw unauthorized('invalid_operator_key', 'This route needs the operator key (OPERATOR_API_KEY), not an organization API key.');
     }
-    await this.rateLimiter.consume(OPERATOR_RATE_LIMIT_KEY, context.switchToHttp().getResponse<Response>());
+    await this.rateLimiter.consumeOperator(response);
     return true;
   }
 }
