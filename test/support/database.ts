@@ -14,6 +14,12 @@ import {
   OrganizationRepository,
 } from '../../libs/persistence/src/repositories/organization.repository';
 import { PhoneNumberRepository } from '../../libs/persistence/src/repositories/phone-number.repository';
+import type { ConcurrencyPolicy } from '../../libs/persistence/src/repositories/call-admission';
+import { CostLedger } from '../../libs/persistence/src/billing/cost-ledger';
+import { TransactionRunner } from '../../libs/persistence/src/transaction-runner';
+import { WebhookOutbox } from '../../libs/persistence/src/webhooks/webhook-outbox';
+import { CallAdmissionService } from '../../apps/server/src/call-lifecycle/call-admission.service';
+import { CallEndService } from '../../apps/server/src/call-lifecycle/call-end.service';
 import { hashSecret } from '../../libs/persistence/src/secret-hash';
 import { TEST_DB_MODE_ENV, TEST_SERVER_URL_ENV, withDatabase } from './test-database-state';
 
@@ -47,16 +53,32 @@ export interface TestRepositories {
   phoneNumbers: PhoneNumberRepository;
   calls: CallRepository;
   callEvents: CallEventRepository;
+  /** The call-lifecycle services (admission, ends) on these repositories, as the server wires them. */
+  admission: CallAdmissionService;
+  callEnds: CallEndService;
+  outbox: WebhookOutbox;
 }
 
-export function createRepositories(prisma: PrismaService): TestRepositories {
+/** What integration tests admit calls under unless they say otherwise. */
+export const TEST_CONCURRENCY_POLICY: ConcurrencyPolicy = { defaultLimit: 10, cap: 1000 };
+
+export function createRepositories(
+  prisma: PrismaService,
+  options: { outbox?: WebhookOutbox; concurrency?: ConcurrencyPolicy } = {},
+): TestRepositories {
+  const calls = new CallRepository(prisma);
+  const outbox = options.outbox ?? new WebhookOutbox();
+  const transactions = new TransactionRunner(prisma);
   return {
     organizations: new OrganizationRepository(prisma),
     apiKeys: new ApiKeyRepository(prisma),
     agents: new AgentRepository(prisma),
     phoneNumbers: new PhoneNumberRepository(prisma),
-    calls: new CallRepository(prisma),
+    calls,
     callEvents: new CallEventRepository(prisma),
+    admission: new CallAdmissionService(transactions, calls, outbox, options.concurrency ?? TEST_CONCURRENCY_POLICY),
+    callEnds: new CallEndService(transactions, calls, outbox, new CostLedger(outbox)),
+    outbox,
   };
 }
 

@@ -18,6 +18,6 @@ export async function createInboundCall(
   const organizationId = overrides.organizationId ?? (await createTestOrganization(repos)).id;
   const agent = await repos.agents.create({ organizationId, name: 'agent', engine: 'echo', config: { greeting: 'hi' } });
   const { input, rawToken } = inboundCallInput(organizationId, agent.id, overrides);
-  const call = await repos.calls.createInbound(input);
+  const call = await repos.admission.recordInbound(input);
   return { organizationId, agentId: agent.id, callId: call.id, callSid: input.twilioCallSid, rawToken, input };
 }

@@ -11,10 +11,10 @@ describe('CallRepository.applyStatusCallback()', () => {
 
   it('applies callbacks in order: status, answeredAt, endedAt, durations', async () => {
     const { callId, callSid } = await createInboundCall(repos);
-    await repos.calls.applyStatusCallback({ twilioCallSid: callSid, status: 'ringing', sequenceNumber: 0, at: t(0) });
-    await repos.calls.applyStatusCallback({ twilioCallSid: callSid, status: 'in-progress', sequenceNumber: 1, at: t(2) });
+    await repos.callEnds.applyStatusCallback({ twilioCallSid: callSid, status: 'ringing', sequenceNumber: 0, at: t(0) });
+    await repos.callEnds.applyStatusCallback({ twilioCallSid: callSid, status: 'in-progress', sequenceNumber: 1, at: t(2) });
     expect((await repos.calls.findById(callId))?.status).toBe('in-progress');
-    await repos.calls.applyStatusCallback({
+    await repos.callEnds.applyStatusCallback({
       twilioCallSid: callSid,
       status: 'completed',
       sequenceNumber: 2,
@@ -36,7 +36,7 @@ describe('CallRepository.applyStatusCallback()', () => {
 
   it('out of order (completed first): final status stays completed, answeredAt still recorded, timeline keeps all', async () => {
     const { callId, callSid } = await createInboundCall(repos);
-    const found = await repos.calls.applyStatusCallback({
+    const found = await repos.callEnds.applyStatusCallback({
       twilioCallSid: callSid,
       status: 'completed',
       sequenceNumber: 3,
@@ -45,8 +45,8 @@ describe('CallRepository.applyStatusCallback()', () => {
       at: t(40),
     });
     expect(found).toBe(true);
-    await repos.calls.applyStatusCallback({ twilioCallSid: callSid, status: 'in-progress', sequenceNumber: 2, at: t(10) });
-    await repos.calls.applyStatusCallback({ twilioCallSid: callSid, status: 'ringing', sequenceNumber: 1, at: t(5) });
+    await repos.callEnds.applyStatusCallback({ twilioCallSid: callSid, status: 'in-progress', sequenceNumber: 2, at: t(10) });
+    await repos.callEnds.applyStatusCallback({ twilioCallSid: callSid, status: 'ringing', sequenceNumber: 1, at: t(5) });
 
     const call = await repos.calls.findById(callId);
     expect(call).toMatchObject({
@@ -71,7 +71,7 @@ describe('CallRepository.applyStatusCallback()', () => {
     const statuses = ['initiated', 'ringing', 'in-progress', 'completed'] as const;
     await Promise.all(
       [...statuses].reverse().map((status) =>
-        repos.calls.applyStatusCallback({ twilioCallSid: callSid, status, sequenceNumber: statuses.indexOf(status), at: t(statuses.indexOf(status)) }),
+        repos.callEnds.applyStatusCallback({ twilioCallSid: callSid, status, sequenceNumber: statuses.indexOf(status), at: t(statuses.indexOf(status)) }),
       ),
     );
     const call = await repos.calls.findById(callId);
@@ -82,8 +82,8 @@ describe('CallRepository.applyStatusCallback()', () => {
 
   it('without sequence numbers a terminal status is never moved back to a non-terminal one', async () => {
     const { callId, callSid } = await createInboundCall(repos);
-    await repos.calls.applyStatusCallback({ twilioCallSid: callSid, status: 'no-answer', at: t(30) });
-    await repos.calls.applyStatusCallback({ twilioCallSid: callSid, status: 'ringing', at: t(31) });
+    await repos.callEnds.applyStatusCallback({ twilioCallSid: callSid, status: 'no-answer', at: t(30) });
+    await repos.callEnds.applyStatusCallback({ twilioCallSid: callSid, status: 'ringing', at: t(31) });
     const call = await repos.calls.findById(callId);
     expect(call).toMatchObject({ status: 'no-answer', endedAt: t(30), answeredAt: null, lastStatusSequence: null });
     expect(call?.statusTimeline.map((e) => e.status)).toEqual(['ringing', 'no-answer', 'ringing']);
@@ -91,17 +91,17 @@ describe('CallRepository.applyStatusCallback()', () => {
 
   it('a stale sequence number never overrides a newer one, even if non-terminal to non-terminal', async () => {
     const { callId, callSid } = await createInboundCall(repos);
-    await repos.calls.applyStatusCallback({ twilioCallSid: callSid, status: 'in-progress', sequenceNumber: 5, at: t(5) });
-    await repos.calls.applyStatusCallback({ twilioCallSid: callSid, status: 'ringing', sequenceNumber: 4, at: t(4) });
+    await repos.callEnds.applyStatusCallback({ twilioCallSid: callSid, status: 'in-progress', sequenceNumber: 5, at: t(5) });
+    await repos.callEnds.applyStatusCallback({ twilioCallSid: callSid, status: 'ringing', sequenceNumber: 4, at: t(4) });
     await expect(repos.calls.findById(callId)).resolves.toMatchObject({ status: 'in-progress', lastStatusSequence: 5 });
   });
 
   it('answeredAt keeps the earliest in-progress time; endedAt keeps the earliest end (finalise or terminal status)', async () => {
     const { callId, callSid } = await createInboundCall(repos);
-    await repos.calls.applyStatusCallback({ twilioCallSid: callSid, status: 'in-progress', at: t(9) });
-    await repos.calls.applyStatusCallback({ twilioCallSid: callSid, status: 'in-progress', at: t(7) });
-    await repos.calls.finalise(callId, { endReason: 'caller_hangup', endedAt: t(50) });
-    await repos.calls.applyStatusCallback({ twilioCallSid: callSid, status: 'completed', at: t(52) });
+    await repos.callEnds.applyStatusCallback({ twilioCallSid: callSid, status: 'in-progress', at: t(9) });
+    await repos.callEnds.applyStatusCallback({ twilioCallSid: callSid, status: 'in-progress', at: t(7) });
+    await repos.callEnds.finalise(callId, { endReason: 'caller_hangup', endedAt: t(50) });
+    await repos.callEnds.applyStatusCallback({ twilioCallSid: callSid, status: 'completed', at: t(52) });
     await expect(repos.calls.findById(callId)).resolves.toMatchObject({
       answeredAt: t(7),
       endedAt: t(50),
@@ -111,13 +111,13 @@ describe('CallRepository.applyStatusCallback()', () => {
   });
 
   it('returns false for an unknown CallSid and rejects malformed input without writing', async () => {
-    await expect(repos.calls.applyStatusCallback({ twilioCallSid: uniqueCallSid(), status: 'completed', at: t(1) })).resolves.toBe(false);
+    await expect(repos.callEnds.applyStatusCallback({ twilioCallSid: uniqueCallSid(), status: 'completed', at: t(1) })).resolves.toBe(false);
     const { callId, callSid } = await createInboundCall(repos);
-    await expect(repos.calls.applyStatusCallback({ twilioCallSid: callSid, status: 'exploded', at: t(1) })).rejects.toMatchObject({
+    await expect(repos.callEnds.applyStatusCallback({ twilioCallSid: callSid, status: 'exploded', at: t(1) })).rejects.toMatchObject({
       code: 'invalid_input',
     });
     await expect(
-      repos.calls.applyStatusCallback({ twilioCallSid: callSid, status: 'completed', sequenceNumber: -1, at: t(1) }),
+      repos.callEnds.applyStatusCallback({ twilioCallSid: callSid, status: 'completed', sequenceNumber: -1, at: t(1) }),
     ).rejects.toMatchObject({ code: 'invalid_input' });
     await expect(repos.calls.findById(callId)).resolves.toMatchObject({ status: 'ringing' });
   });

@@ -49,7 +49,7 @@ describe('CallRepository: creation, stream token, stream marks, finalise', () =>
   it('createInbound() for a retried webhook (same CallSid and agent, stream not started) reissues the token on the same call', async () => {
     const first = await createInboundCall(repos);
     const retryToken = 'retry-token-0123456789abcdefghijklmnopqrstuvwxyz';
-    const retried = await repos.calls.createInbound({ ...first.input, streamTokenHash: hashSecret(retryToken) });
+    const retried = await repos.admission.recordInbound({ ...first.input, streamTokenHash: hashSecret(retryToken) });
     expect(retried.id).toBe(first.callId);
     // The first answer's token is void; the retry's works, once.
     await expect(
@@ -59,12 +59,12 @@ describe('CallRepository: creation, stream token, stream marks, finalise', () =>
       outcomeOf(repos.calls.claimMediaStream({ callId: first.callId, tokenHash: hashSecret(retryToken), now: new Date(), streamSid: 'MZ1' })),
     ).resolves.toBe('ok');
     // Once the stream started, the CallSid is taken for good.
-    await expect(repos.calls.createInbound({ ...first.input, streamTokenHash: hashSecret('late') })).rejects.toMatchObject({ code: 'conflict' });
+    await expect(repos.admission.recordInbound({ ...first.input, streamTokenHash: hashSecret('late') })).rejects.toMatchObject({ code: 'conflict' });
   });
 
   it('createRejected() stores an unknown-number call with no organization, already finalised', async () => {
     const at = new Date('2030-05-01T11:00:00.000Z');
-    const call = await repos.calls.createRejected({
+    const call = await repos.admission.recordRejected({
       twilioCallSid: uniqueCallSid(),
       twilioAccountSid: TEST_ACCOUNT_SID,
       fromNumber: uniqueE164(),
@@ -75,16 +75,16 @@ describe('CallRepository: creation, stream token, stream marks, finalise', () =>
     });
     expect(call).toMatchObject({ organizationId: null, agentId: null, endReason: 'unknown_number', endedAt: at, startedAt: at });
     // The first end reason wins: a later finalise cannot relabel it.
-    await expect(repos.calls.finalise(call.id, { endReason: 'caller_hangup', endedAt: new Date() })).resolves.toBe(false);
+    await expect(repos.callEnds.finalise(call.id, { endReason: 'caller_hangup', endedAt: new Date() })).resolves.toBe(false);
     await expect(repos.calls.findById(call.id)).resolves.toMatchObject({ endReason: 'unknown_number', endedAt: at });
   });
 
   it('create* reject bad input with invalid_input', async () => {
     const base = { twilioAccountSid: TEST_ACCOUNT_SID, fromNumber: '+15550001', toNumber: '+15550002', endReason: 'x' };
-    await expect(repos.calls.createRejected({ ...base, twilioCallSid: ' ', status: 'ringing' })).rejects.toMatchObject({
+    await expect(repos.admission.recordRejected({ ...base, twilioCallSid: ' ', status: 'ringing' })).rejects.toMatchObject({
       code: 'invalid_input',
     });
-    await expect(repos.calls.createRejected({ ...base, twilioCallSid: uniqueCallSid(), status: 'dancing' })).rejects.toMatchObject({
+    await expect(repos.admission.recordRejected({ ...base, twilioCallSid: uniqueCallSid(), status: 'dancing' })).rejects.toMatchObject({
       code: 'invalid_input',
     });
   });
@@ -116,7 +116,7 @@ describe('CallRepository: creation, stream token, stream marks, finalise', () =>
     });
 
     it('a call created without a token (rejected call) reports missing', async () => {
-      const call = await repos.calls.createRejected({
+      const call = await repos.admission.recordRejected({
         twilioCallSid: uniqueCallSid(),
         twilioAccountSid: TEST_ACCOUNT_SID,
         fromNumber: uniqueE164(),
@@ -159,6 +159,7 @@ describe('CallRepository: creation, stream token, stream marks, finalise', () =>
         agentConfig: { greeting: 'hi' },
         // What the agent needs to know about the call: who is calling, and the clock's origin.
         twilioCallSid: call!.twilioCallSid,
+        twilioAccountSid: TEST_ACCOUNT_SID,
         fromNumber: call!.fromNumber,
         toNumber: call!.toNumber,
         startedAt: call!.startedAt,
@@ -168,6 +169,32 @@ describe('CallRepository: creation, stream token, stream marks, finalise', () =>
       },
     });
     expect(call).toMatchObject({ twilioStreamSid: 'MZ1', streamStartedAt: at });
+  });
+
+  it('claimMediaStream() gives a call only to a socket signed by its own Twilio account, and a refusal spends nothing', async () => {
+    // An organization's own account: its calls stream on its account path, never on the operator's or another's.
+    const tenantAccount = `AC${'7'.repeat(32)}`;
+    const otherAccount = `AC${'8'.repeat(32)}`;
+    const { callId, organizationId, rawToken } = await createInboundCall(repos, { twilioAccountSid: tenantAccount });
+    await prisma.organizationTwilioAccount.create({ data: { organizationId, accountSid: tenantAccount, keyId: 'k', nonce: Buffer.alloc(12), ciphertext: Buffer.alloc(16) } });
+    try {
+      const claim = (account: Parameters<typeof repos.calls.claimMediaStream>[0]['account']) =>
+        outcomeOf(repos.calls.claimMediaStream({ callId, tokenHash: hashSecret(rawToken), streamSid: 'MZ1', now: new Date(), account }));
+      await expect(claim({ kind: 'operator' })).resolves.toBe('wrong_account');
+      await expect(claim({ kind: 'organization', accountSid: otherAccount })).resolves.toBe('wrong_account');
+      await expect(repos.calls.findById(callId)).resolves.toMatchObject({ streamStartedAt: null });
+      await expect(claim({ kind: 'organization', accountSid: tenantAccount })).resolves.toBe('ok');
+    } finally {
+      await prisma.organizationTwilioAccount.delete({ where: { organizationId } });
+    }
+    // The operator's account streams the calls of accounts no organization registered.
+    const operatorCall = await createInboundCall(repos);
+    await expect(
+      outcomeOf(repos.calls.claimMediaStream({ callId: operatorCall.callId, tokenHash: hashSecret(operatorCall.rawToken), streamSid: 'MZ2', now: new Date(), account: { kind: 'organization', accountSid: otherAccount } })),
+    ).resolves.toBe('wrong_account');
+    await expect(
+      outcomeOf(repos.calls.claimMediaStream({ callId: operatorCall.callId, tokenHash: hashSecret(operatorCall.rawToken), streamSid: 'MZ2', now: new Date(), account: { kind: 'operator' } })),
+    ).resolves.toBe('ok');
   });
 
   it('markStreamEnded() keeps the first end', async () => {
@@ -183,15 +210,15 @@ describe('CallRepository: creation, stream token, stream marks, finalise', () =>
     const endedAt = new Date('2030-05-01T10:10:00.000Z');
     const reasons = ['caller_hangup', 'agent_hangup', 'stream_stopped', 'error'];
     const applied = await Promise.all(
-      reasons.map((endReason, i) => repos.calls.finalise(callId, { endReason, endedAt: new Date(endedAt.getTime() + i * 1000) })),
+      reasons.map((endReason, i) => repos.callEnds.finalise(callId, { endReason, endedAt: new Date(endedAt.getTime() + i * 1000) })),
     );
     expect(applied.filter(Boolean)).toHaveLength(1);
     const winner = reasons[applied.indexOf(true)];
     const call = await repos.calls.findById(callId);
     expect(call?.endReason).toBe(winner);
-    await expect(repos.calls.finalise(callId, { endReason: 'late', endedAt: new Date() })).resolves.toBe(false);
+    await expect(repos.callEnds.finalise(callId, { endReason: 'late', endedAt: new Date() })).resolves.toBe(false);
     expect((await repos.calls.findById(callId))?.endReason).toBe(winner);
-    await expect(repos.calls.finalise(callId, { endReason: ' ', endedAt })).rejects.toMatchObject({ code: 'invalid_input' });
-    await expect(repos.calls.finalise('nope', { endReason: 'x', endedAt })).resolves.toBe(false);
+    await expect(repos.callEnds.finalise(callId, { endReason: ' ', endedAt })).rejects.toMatchObject({ code: 'invalid_input' });
+    await expect(repos.callEnds.finalise('nope', { endReason: 'x', endedAt })).resolves.toBe(false);
   });
 });

@@ -92,7 +92,7 @@ describe('Cost ledger: monthly budgets, hard limit, usage report', () => {
 
       const ended = await Promise.all(
         calls.map(({ callId }, index) =>
-          fx.repos.calls.finalise(callId, { endReason: 'caller_hangup', endedAt: secondsAfter(MARCH(index + 1), 180), usage: NO_MEASURED_USAGE }),
+          fx.repos.callEnds.finalise(callId, { endReason: 'caller_hangup', endedAt: secondsAfter(MARCH(index + 1), 180), usage: NO_MEASURED_USAGE }),
         ),
       );
 
@@ -108,12 +108,12 @@ describe('Cost ledger: monthly budgets, hard limit, usage report', () => {
     const inbound = (organizationId: string, agentId: string, startedAt: Date, twilioCallSid?: string) => {
       const { input, rawToken } = fx.inboundInput({ organizationId, agentId, startedAt });
       const withSid = twilioCallSid === undefined ? input : { ...input, twilioCallSid };
-      return { input: withSid, rawToken, admit: () => fx.repos.calls.createInboundWithinLimit({ ...withSid, defaultConcurrencyLimit: 10 }) };
+      return { input: withSid, rawToken, admit: () => fx.repos.admission.admitInbound(withSid) };
     };
     const outbound = (organizationId: string, agentId: string, at: Date) =>
-      fx.repos.calls.createOutboundWithinLimit({
+      fx.repos.admission.reserveOutbound({
         organizationId, agentId, agentConfigVersion: 1, twilioAccountSid: TEST_ACCOUNT_SID, fromNumber: uniqueE164(), toNumber: uniqueE164(),
-        variables: {}, machineDetection: null, defaultConcurrencyLimit: 10, at,
+        variables: {}, machineDetection: null, at,
       });
     const refusals = (organizationId: string) => prisma.callRefusal.findMany({ where: { organizationId }, orderBy: { id: 'asc' } });
 
@@ -123,7 +123,7 @@ describe('Cost ledger: monthly budgets, hard limit, usage report', () => {
       const admitted = await first.admit();
       if (!admitted.admitted) throw new Error('the first call should be admitted: nothing spent yet');
       await fx.repos.calls.claimMediaStream({ callId: admitted.call.id, tokenHash: hashSecret(first.rawToken), streamSid: 'MZcost', now: MARCH(1) });
-      await fx.repos.calls.finalise(admitted.call.id, { endReason: 'caller_hangup', endedAt: secondsAfter(MARCH(1), 600), usage: NO_MEASURED_USAGE });
+      await fx.repos.callEnds.finalise(admitted.call.id, { endReason: 'caller_hangup', endedAt: secondsAfter(MARCH(1), 600), usage: NO_MEASURED_USAGE });
       // 10 minutes × 100 000 = the whole budget, announced with the hard limit's consequence.
       const hundred = (await thresholdEvents(organizationId)).find((event) => event['thresholdPercent'] === 100);
       expect(hundred).toMatchObject({ spentMicros: BUDGET, hardLimit: true, newCallsRefused: true });

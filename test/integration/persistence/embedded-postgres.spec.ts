@@ -41,7 +41,7 @@ describe('embedded PostgreSQL (PGlite served on a loopback port)', () => {
       { type: 'stream_start', at: new Date(), payload: { streamSid: 'MZ1' } },
       { type: 'dtmf', at: new Date(), payload: { digit: '7' } },
     ]);
-    await expect(repos.calls.finalise(callId, { endReason: 'caller_hangup', endedAt: new Date() })).resolves.toBe(true);
+    await expect(repos.callEnds.finalise(callId, { endReason: 'caller_hangup', endedAt: new Date() })).resolves.toBe(true);
     await prisma.$disconnect();
     const firstPort = embedded.port;
     await embedded.stop();

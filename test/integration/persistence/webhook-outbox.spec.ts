@@ -4,7 +4,6 @@ import type { WebhookEventType } from '../../../libs/persistence/src/webhooks/we
 import { enqueueWebhookEvent, WebhookOutbox } from '../../../libs/persistence/src/webhooks/webhook-outbox';
 import { WebhookSubscriptionRepository } from '../../../libs/persistence/src/webhooks/webhook-subscription.repository';
 import { nextStateAfterFailure } from '../../../apps/server/src/webhooks/webhook-retry-schedule';
-import { CallRepository } from '../../../libs/persistence/src/repositories/call.repository';
 import { createRepositories, createTestOrganization, createTestPrisma, TEST_ACCOUNT_SID, uniqueE164 } from '../../support/database';
 import { createInboundCall } from './call-fixtures';
 
@@ -245,9 +244,9 @@ describe('Webhook outbox (transactional enqueue, claim, attempts, replay, emitte
     it('call.started when an outbound call is admitted, and call.ended once when Twilio refused to place it', async () => {
       const organizationId = await newOrganization();
       await subscribe(organizationId, allTypes);
-      const calls = new CallRepository(prisma, outbox);
+      const { calls, admission: admissions, callEnds } = createRepositories(prisma, { outbox });
       const agent = await repos.agents.create({ organizationId, name: 'outbound', engine: 'echo', config: {} });
-      const admission = await calls.createOutboundWithinLimit({
+      const admission = await admissions.reserveOutbound({
         organizationId,
         agentId: agent.id,
         agentConfigVersion: 1,
@@ -256,15 +255,14 @@ describe('Webhook outbox (transactional enqueue, claim, attempts, replay, emitte
         toNumber: uniqueE164(),
         variables: { order: '4567' },
         machineDetection: null,
-        defaultConcurrencyLimit: 5,
       });
       if (!admission.admitted) throw new Error('expected the call to be admitted');
       const callId = admission.call.id;
       expect((await eventsOf(organizationId)).map((event) => [event.type, event.callId])).toEqual([['call.started', callId]]);
 
       await calls.markOutboundFailed(callId, t(1));
-      expect(await calls.finalise(callId, { endReason: 'twilio_error', endedAt: t(1) })).toBe(true);
-      expect(await calls.finalise(callId, { endReason: 'twilio_error', endedAt: t(2) })).toBe(false);
+      expect(await callEnds.finalise(callId, { endReason: 'twilio_error', endedAt: t(1) })).toBe(true);
+      expect(await callEnds.finalise(callId, { endReason: 'twilio_error', endedAt: t(2) })).toBe(false);
       const events = await eventsOf(organizationId);
       expect(events.map((event) => event.type)).toEqual(['call.started', 'call.ended']);
       expect(events[1]!.payload).toMatchObject({ data: { callId, direction: 'outbound', status: 'failed', endReason: 'twilio_error' } });
@@ -274,10 +272,10 @@ describe('Webhook outbox (transactional enqueue, claim, attempts, replay, emitte
       const organizationId = await newOrganization();
       await subscribe(organizationId, ['call.answered']);
       const { callId, callSid } = await createInboundCall(repos, { organizationId });
-      await repos.calls.applyStatusCallback({ twilioCallSid: callSid, status: 'ringing', sequenceNumber: 0, at: t(0) });
+      await repos.callEnds.applyStatusCallback({ twilioCallSid: callSid, status: 'ringing', sequenceNumber: 0, at: t(0) });
       await Promise.all([
-        repos.calls.applyStatusCallback({ twilioCallSid: callSid, status: 'in-progress', sequenceNumber: 1, at: t(2) }),
-        repos.calls.applyStatusCallback({ twilioCallSid: callSid, status: 'in-progress', sequenceNumber: 1, at: t(2) }),
+        repos.callEnds.applyStatusCallback({ twilioCallSid: callSid, status: 'in-progress', sequenceNumber: 1, at: t(2) }),
+        repos.callEnds.applyStatusCallback({ twilioCallSid: callSid, status: 'in-progress', sequenceNumber: 1, at: t(2) }),
       ]);
       const events = await eventsOf(organizationId, 'call.answered');
       expect(events).toHaveLength(1);
@@ -288,10 +286,10 @@ describe('Webhook outbox (transactional enqueue, claim, attempts, replay, emitte
       const organizationId = await newOrganization();
       await subscribe(organizationId, ['call.ended']);
       const { callId, callSid } = await createInboundCall(repos, { organizationId });
-      await repos.calls.applyStatusCallback({ twilioCallSid: callSid, status: 'in-progress', sequenceNumber: 1, at: t(1) });
-      expect(await repos.calls.finalise(callId, { endReason: 'caller_hangup', endedAt: t(30) })).toBe(true);
-      expect(await repos.calls.finalise(callId, { endReason: 'again', endedAt: t(31) })).toBe(false);
-      await repos.calls.applyStatusCallback({ twilioCallSid: callSid, status: 'completed', sequenceNumber: 2, callDurationSeconds: 29, at: t(31) });
+      await repos.callEnds.applyStatusCallback({ twilioCallSid: callSid, status: 'in-progress', sequenceNumber: 1, at: t(1) });
+      expect(await repos.callEnds.finalise(callId, { endReason: 'caller_hangup', endedAt: t(30) })).toBe(true);
+      expect(await repos.callEnds.finalise(callId, { endReason: 'again', endedAt: t(31) })).toBe(false);
+      await repos.callEnds.applyStatusCallback({ twilioCallSid: callSid, status: 'completed', sequenceNumber: 2, callDurationSeconds: 29, at: t(31) });
       const events = await eventsOf(organizationId, 'call.ended');
       expect(events).toHaveLength(1);
       expect((events[0]!.payload as { data: unknown }).data).toMatchObject({ callId, endReason: 'caller_hangup', endedAt: t(30).toISOString() });
@@ -301,9 +299,9 @@ describe('Webhook outbox (transactional enqueue, claim, attempts, replay, emitte
       const organizationId = await newOrganization();
       await subscribe(organizationId, ['call.ended']);
       const { callId, callSid } = await createInboundCall(repos, { organizationId });
-      await repos.calls.applyStatusCallback({ twilioCallSid: callSid, status: 'completed', sequenceNumber: 2, callDurationSeconds: 40, at: t(40) });
-      await repos.calls.applyStatusCallback({ twilioCallSid: callSid, status: 'completed', sequenceNumber: 2, callDurationSeconds: 40, at: t(40) });
-      expect(await repos.calls.finalise(callId, { endReason: 'caller_hangup', endedAt: t(41) })).toBe(true);
+      await repos.callEnds.applyStatusCallback({ twilioCallSid: callSid, status: 'completed', sequenceNumber: 2, callDurationSeconds: 40, at: t(40) });
+      await repos.callEnds.applyStatusCallback({ twilioCallSid: callSid, status: 'completed', sequenceNumber: 2, callDurationSeconds: 40, at: t(40) });
+      expect(await repos.callEnds.finalise(callId, { endReason: 'caller_hangup', endedAt: t(41) })).toBe(true);
       const events = await eventsOf(organizationId, 'call.ended');
       expect(events).toHaveLength(1);
       expect((events[0]!.payload as { data: unknown }).data).toMatchObject({ callId, status: 'completed', durationSeconds: 40, endReason: null });
@@ -315,8 +313,8 @@ describe('Webhook outbox (transactional enqueue, claim, attempts, replay, emitte
       const calls = await Promise.all(Array.from({ length: 5 }, () => createInboundCall(repos, { organizationId })));
       await Promise.all(
         calls.flatMap(({ callId, callSid }) => [
-          repos.calls.finalise(callId, { endReason: 'caller_hangup', endedAt: t(10) }),
-          repos.calls.applyStatusCallback({ twilioCallSid: callSid, status: 'completed', sequenceNumber: 3, at: t(11) }),
+          repos.callEnds.finalise(callId, { endReason: 'caller_hangup', endedAt: t(10) }),
+          repos.callEnds.applyStatusCallback({ twilioCallSid: callSid, status: 'completed', sequenceNumber: 3, at: t(11) }),
         ]),
       );
       const events = await eventsOf(organizationId, 'call.ended');
@@ -350,8 +348,8 @@ describe('Webhook outbox (transactional enqueue, claim, attempts, replay, emitte
 
     it('emits nothing for an organization without subscriptions', async () => {
       const { organizationId, callId, callSid } = await createInboundCall(repos);
-      await repos.calls.applyStatusCallback({ twilioCallSid: callSid, status: 'in-progress', at: t(1) });
-      await repos.calls.finalise(callId, { endReason: 'caller_hangup', endedAt: t(2) });
+      await repos.callEnds.applyStatusCallback({ twilioCallSid: callSid, status: 'in-progress', at: t(1) });
+      await repos.callEnds.finalise(callId, { endReason: 'caller_hangup', endedAt: t(2) });
       expect(await eventsOf(organizationId)).toEqual([]);
     });
   });

@@ -13,16 +13,22 @@ const FLUSH_INTERVAL_MS = 500;
 const FLUSH_BATCH_SIZE = 100;
 /** A database outage must not grow a call's buffer without bound; older events beyond this are counted and dropped. */
 const MAX_PENDING_EVENTS = 5_000;
+/** After a failed write: the first retry waits this long, each later one twice as long, up to the cap. */
+const RETRY_BASE_MS = 2_000;
+const RETRY_MAX_MS = 30_000;
 
 /**
  * Batches a call's events into one INSERT per flush, so the media path never waits on the
- * database. Failed flushes keep their events and retry at the next flush.
+ * database. Failed flushes keep their events and retry with backoff, also after the call closed:
+ * a database outage at hang-up delays a call's log, it does not lose it.
  */
 export class CallEventBuffer {
   private pending: PendingCallEvent[] = [];
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> | undefined;
   private dropped = 0;
+  private failedFlushes = 0;
+  private closed = false;
 
   constructor(
     private readonly callId: string,
@@ -54,10 +60,18 @@ export class CallEventBuffer {
     }
     this.flushing = this.events
       .appendMany(this.callId, batch)
+      .then(() => {
+        this.failedFlushes = 0;
+      })
       .catch((error: unknown) => {
-        this.logger.error({ callId: this.callId, err: error, count: batch.length }, 'call events not stored yet; will retry');
+        this.failedFlushes += 1;
+        this.logger.error({ callId: this.callId, err: error, count: batch.length, closed: this.closed }, 'call events not stored yet; will retry');
         this.pending = batch.concat(this.pending).slice(-MAX_PENDING_EVENTS);
-        this.timer ??= setTimeout(() => void this.flush(), FLUSH_INTERVAL_MS * 4);
+        const delayMs = Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 2 ** (this.failedFlushes - 1));
+        this.timer ??= setTimeout(() => void this.flush(), delayMs);
+        // A closed call's retries must not keep a stopping process alive; the process's own
+        // lifetime is then the bound (events of a process that exits mid-outage are lost with it).
+        if (this.closed) this.timer.unref();
       })
       .finally(() => {
         this.flushing = undefined;
@@ -65,10 +79,17 @@ export class CallEventBuffer {
     await this.flushing;
   }
 
-  /** Final flush at the end of a call: no more timers afterwards. */
+  /**
+   * Final flush at the end of a call. What cannot be written now stays queued and is retried until
+   * it is (resolves after the first try either way).
+   */
   async close(): Promise<void> {
+    this.closed = true;
     await this.flush();
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
+  }
+
+  /** Events not written yet (for tests and diagnostics). */
+  get pendingCount(): number {
+    return this.pending.length;
   }
 }

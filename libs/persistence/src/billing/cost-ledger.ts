@@ -8,8 +8,9 @@ import {
   type CostLine,
   type MeasuredCallUsage,
 } from '@switchboard/billing';
+import { Injectable } from '@nestjs/common';
 import { Prisma } from '../generated/prisma/client';
-import type { WebhookOutbox } from '../webhooks/webhook-outbox';
+import { WebhookOutbox } from '../webhooks/webhook-outbox';
 import { announceBudgetThresholds } from './budgets';
 import { costLinesData, toCostLedgerLineRecord } from './cost-lines';
 import { catalogInForce, toPriceCatalogRecord, type PriceCatalogRecord } from './price-catalogs';
@@ -37,6 +38,7 @@ interface BillableCall {
  * Each emits call.cost (and usage.threshold when the month's spend crosses a budget threshold).
  * Returns the webhook deliveries written, for WebhookOutbox.committed().
  */
+@Injectable()
 export class CostLedger {
   constructor(private readonly outbox: WebhookOutbox) {}
 

@@ -1,15 +1,25 @@
 import { Prisma } from '../generated/prisma/client';
 import { PersistenceError } from '../persistence.errors';
-import { BUDGET_EXCEEDED_REASON, budgetStatusAt, hasHardBudget, isBudgetExhausted, type BudgetStatus } from '../billing/budgets';
+import type { BUDGET_EXCEEDED_REASON, BudgetStatus } from '../billing/budgets';
 
 /** The reason stored on a refused call and its call_refusals row. */
 export const CONCURRENCY_LIMIT_REASON = 'concurrency_limit';
+
+/** The deployment's settings that an organization's own concurrency limit is read against. */
+export interface ConcurrencyPolicy {
+  /** MAX_CONCURRENT_CALLS_PER_ORG: the limit of an organization that set none. */
+  defaultLimit: number;
+  /** MAX_CONCURRENT_CALLS_CAP: the ceiling of an organization the operator gave no cap of its own. */
+  cap: number;
+}
 
 /** The organization's limit in force and how many of its calls are live right now. */
 export interface ConcurrencySnapshot {
   /** The organization's own setting (null = the deployment default). */
   ownLimit: number | null;
-  /** What is enforced: ownLimit, else the default. */
+  /** The operator's ceiling for this organization (its own cap, else the deployment's). */
+  cap: number;
+  /** What is enforced: ownLimit (else the default), never above the cap. */
   limit: number;
   activeCalls: number;
 }
@@ -40,16 +50,18 @@ export async function lockOrganizationCalls(tx: Prisma.TransactionClient, organi
 export async function readConcurrency(
   db: Pick<Prisma.TransactionClient, '$queryRaw'>,
   organizationId: string,
-  defaultLimit: number,
+  policy: ConcurrencyPolicy,
 ): Promise<ConcurrencySnapshot> {
-  const rows = await db.$queryRaw<Array<{ own_limit: number | null; active_calls: number }>>(Prisma.sql`
-    SELECT o.max_concurrent_calls AS own_limit,
+  const rows = await db.$queryRaw<Array<{ own_limit: number | null; own_cap: number | null; active_calls: number }>>(Prisma.sql`
+    SELECT o.max_concurrent_calls AS own_limit, o.max_concurrent_calls_cap AS own_cap,
            (SELECT count(*)::int FROM calls c WHERE c.organization_id = o.id AND ${LIVE_CALL_CONDITION}) AS active_calls
     FROM organizations o
     WHERE o.id = ${organizationId}::uuid`);
   const row = rows[0];
   if (!row) throw new PersistenceError('not_found', `Organization ${organizationId} does not exist`);
-  return { ownLimit: row.own_limit, limit: row.own_limit ?? defaultLimit, activeCalls: row.active_calls };
+  const cap = row.own_cap ?? policy.cap;
+  // A limit saved before the cap was lowered still never lets the organization past the cap.
+  return { ownLimit: row.own_limit, cap, limit: Math.min(row.own_limit ?? policy.defaultLimit, cap), activeCalls: row.active_calls };
 }
 
 export function isOverLimit(snapshot: ConcurrencySnapshot): boolean {
@@ -60,25 +72,6 @@ export function isOverLimit(snapshot: ConcurrencySnapshot): boolean {
 export type Refusal =
   | { reason: typeof CONCURRENCY_LIMIT_REASON; snapshot: ConcurrencySnapshot }
   | { reason: typeof BUDGET_EXCEEDED_REASON; budget: BudgetStatus & { currency: string } };
-
-/**
- * The admission decision for a new call of the organization (call under lockOrganizationCalls):
- * over the concurrency limit, or out of budget when the organization chose a hard limit; null to admit.
- */
-export async function admissionRefusal(
-  tx: Prisma.TransactionClient,
-  organizationId: string,
-  defaultConcurrencyLimit: number,
-  at: Date,
-): Promise<Refusal | null> {
-  const snapshot = await readConcurrency(tx, organizationId, defaultConcurrencyLimit);
-  if (isOverLimit(snapshot)) return { reason: CONCURRENCY_LIMIT_REASON, snapshot };
-  // Spend is only summed for organizations that refuse calls over budget: the voice webhook waits on this.
-  if (!(await hasHardBudget(tx, organizationId))) return null;
-  const budget = await budgetStatusAt(tx, organizationId, at);
-  if (budget && isBudgetExhausted(budget)) return { reason: BUDGET_EXCEEDED_REASON, budget };
-  return null;
-}
 
 export interface RefusalInput {
   organizationId: string;
@@ -122,13 +115,13 @@ export interface CreateOutboundCallInput {
   toNumber: string;
   variables: Record<string, string>;
   machineDetection: MachineDetectionMode | null;
-  /** MAX_CONCURRENT_CALLS_PER_ORG: the limit when the organization sets none. */
-  defaultConcurrencyLimit: number;
   at?: Date;
 }
 
 export interface IssueOutboundStreamTokenInput {
   callId: string;
+  /** The account whose signed TwiML request this is: only the account that placed the call may connect it. */
+  twilioAccountSid: string;
   /** The CallSid Twilio's signed TwiML request carries; it must be the call's (or the call has none yet). */
   twilioCallSid: string;
   streamTokenHash: string;

@@ -1,8 +1,9 @@
-import { Injectable, Optional } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { Prisma } from '../generated/prisma/client';
 import { PrismaService } from '../prisma.service';
 import { isUniqueViolation } from '../database-errors';
 import { invalidInput, PersistenceError } from '../persistence.errors';
+import type { Tx } from '../transaction-runner';
 import { isUuid } from '../uuid';
 import { decodeCallCursor, encodeCallCursor } from './call-cursor';
 import { callListFilterWhere, type CallListFilters } from './call-list-filters';
@@ -15,28 +16,11 @@ import {
   toCallRecordVariables,
   toCallRecord,
 } from './call-records';
-import { isTerminalCallStatus, isTwilioCallStatus, TERMINAL_CALL_STATUSES } from './call-status';
-import {
-  admissionRefusal,
-  CONCURRENCY_LIMIT_REASON,
-  lockOrganizationCalls,
-  readConcurrency,
-  recordRefusal,
-  type Admission,
-  type AnsweredByInput,
-  type Refusal,
-  type CreateOutboundCallInput,
-  type IssueOutboundStreamTokenInput,
-} from './call-admission';
+import { isTwilioCallStatus, TERMINAL_CALL_STATUSES } from './call-status';
+import type { AnsweredByInput, IssueOutboundStreamTokenInput } from './call-admission';
 import { toToolInvocationRecord, toTranscriptTurnRecord, toTurnLatencyRecord } from './conversation-records';
 import type { AgentEngine } from './agent.repository';
 import type { JsonValue } from './json';
-import { WebhookOutbox } from '../webhooks/webhook-outbox';
-import { NO_MEASURED_USAGE, type MeasuredCallUsage } from '@switchboard/billing';
-import { CostLedger } from '../billing/cost-ledger';
-import { BUDGET_EXCEEDED_REASON, budgetStatusAt } from '../billing/budgets';
-import { callEventData } from '../webhooks/webhook-payloads';
-import type { WebhookEventType } from '../webhooks/webhook-event-types';
 
 export const CALL_LIST_MAX_LIMIT = 200;
 
@@ -77,6 +61,8 @@ export interface StreamCallContext {
   agentConfigVersion: number;
   agentConfig: JsonValue;
   twilioCallSid: string;
+  /** The Twilio account the call belongs to (the media socket must have been signed by it). */
+  twilioAccountSid: string;
   fromNumber: string;
   toNumber: string;
   /** calls.started_at: the origin of every offset recorded for the call. */
@@ -87,7 +73,13 @@ export interface StreamCallContext {
   answeredBy: string | null;
 }
 
-export type StreamTokenOutcome = 'ok' | 'missing' | 'reused' | 'expired' | 'mismatch';
+export type StreamTokenOutcome = 'ok' | 'missing' | 'reused' | 'expired' | 'mismatch' | 'wrong_account';
+
+/**
+ * Which Twilio account signed the media socket: an organization's own account (its calls only), or
+ * the operator's (calls of accounts no organization registered, i.e. the bootstrap organization's).
+ */
+export type StreamAccount = { kind: 'operator' } | { kind: 'organization'; accountSid: string };
 
 export type StreamClaim =
   | { outcome: 'ok'; context: StreamCallContext }
@@ -113,61 +105,134 @@ export interface ListCallsInput {
   filters?: CallListFilters;
 }
 
+/** A call row locked for the rest of a transaction, as it was before the transaction's write. */
+export interface LockedCall {
+  id: string;
+  answeredAt: Date | null;
+  endedAt: Date | null;
+  endReason: string | null;
+}
+
+/** A call the reconciler looks at: not ended, and its media quiet (or never started) for too long. */
+export interface QuietCall {
+  id: string;
+  organizationId: string | null;
+  twilioCallSid: string | null;
+  twilioAccountSid: string;
+  status: string;
+  streamStartedAt: Date | null;
+  mediaSeenAt: Date | null;
+}
+
+/**
+ * The calls table: queries only. Which writes must commit together (a call and its webhook event, an
+ * end and its ledger) is decided by the call-lifecycle services, which run the writes that take a
+ * `tx` inside their own transactions; the rest are single statements.
+ */
 @Injectable()
 export class CallRepository {
-  private readonly outbox: WebhookOutbox;
-  private readonly ledger: CostLedger;
+  constructor(private readonly prisma: PrismaService) {}
 
-  constructor(
-    private readonly prisma: PrismaService,
-    @Optional() outbox?: WebhookOutbox,
-  ) {
-    this.outbox = outbox ?? new WebhookOutbox();
-    this.ledger = new CostLedger(this.outbox);
-  }
-
-  /** Records an answered inbound call, with the hash of the token its media stream must present. */
-  async createInbound(input: CreateInboundCallInput): Promise<CallRecord> {
-    assertIdentity(input);
-    if (!isUuid(input.organizationId) || !isUuid(input.agentId)) throw invalidInput('Invalid organization or agent id');
+  /** Inserts a call row; a CallSid already recorded is a conflict. */
+  async insert(db: Tx, data: Prisma.CallUncheckedCreateInput): Promise<CallRecord> {
     try {
-      const call = await this.prisma.$transaction((tx) => this.createInboundInTransaction(tx, input));
-      // Nudge the webhook worker (call.started) now that the transaction has committed.
-      this.outbox.committed(1);
-      return call;
+      return toCallRecord(await db.call.create({ data, omit: OMIT_STREAM_TOKEN }));
     } catch (error) {
-      if (!(error instanceof PersistenceError && error.code === 'conflict')) throw error;
-      return this.reissueStreamToken(input);
+      if (isUniqueViolation(error)) {
+        throw new PersistenceError('conflict', `A call with CallSid ${data.twilioCallSid} is already recorded`);
+      }
+      throw error;
     }
   }
 
+  /** The end reason of the call with this CallSid, or null when there is none. */
+  async findEndReasonBySid(db: Tx, twilioCallSid: string): Promise<{ endReason: string | null } | null> {
+    return db.call.findUnique({ where: { twilioCallSid }, select: { endReason: true } });
+  }
+
   /**
-   * Twilio retries the voice webhook when our answer was slow or lost. While the call's stream has
-   * not started, the retry gets the same call with a fresh token (the earlier one is void); after
-   * that the CallSid is taken for good and the retry is a conflict.
+   * Replaces the stream token of the call with this CallSid and agent while its stream has not
+   * started and it has not ended (a retried voice webhook); null when that is not the case.
    */
-  private async reissueStreamToken(input: CreateInboundCallInput): Promise<CallRecord> {
+  async reissueStreamToken(input: Pick<CreateInboundCallInput, 'twilioCallSid' | 'agentId' | 'streamTokenHash' | 'streamTokenExpiresAt'>): Promise<CallRecord | null> {
     const { count } = await this.prisma.call.updateMany({
       where: { twilioCallSid: input.twilioCallSid, agentId: input.agentId, streamStartedAt: null, endReason: null },
       data: { streamTokenHash: input.streamTokenHash, streamTokenExpiresAt: input.streamTokenExpiresAt, streamTokenUsedAt: null },
     });
-    const call = count === 1 ? await this.prisma.call.findUnique({ where: { twilioCallSid: input.twilioCallSid }, omit: OMIT_STREAM_TOKEN }) : null;
-    if (!call) throw new PersistenceError('conflict', `A call with CallSid ${input.twilioCallSid} is already recorded`);
-    return toCallRecord(call);
+    if (count !== 1) return null;
+    const call = await this.prisma.call.findUnique({ where: { twilioCallSid: input.twilioCallSid }, omit: OMIT_STREAM_TOKEN });
+    return call ? toCallRecord(call) : null;
   }
 
-  /** Records a call turned away on arrival (e.g. unknown number); it is final at once. */
-  async createRejected(input: CreateRejectedCallInput): Promise<CallRecord> {
-    assertIdentity(input);
-    if (input.endReason.trim().length === 0) throw invalidInput('endReason must not be empty');
-    const data = identityData(input);
-    return this.insert({
-      ...data,
-      organizationId: input.organizationId ?? null,
-      agentId: input.agentId ?? null,
-      endReason: input.endReason,
-      endedAt: data.startedAt,
-    });
+  /** Row-locks one call for the rest of the transaction and returns what it was before this write. */
+  async lock(tx: Tx, by: { id: string } | { twilioCallSid: string }): Promise<LockedCall | null> {
+    const where = 'id' in by ? Prisma.sql`id = ${by.id}::uuid` : Prisma.sql`twilio_call_sid = ${by.twilioCallSid}`;
+    const rows = await tx.$queryRaw<Array<{ id: string; answered_at: Date | null; ended_at: Date | null; end_reason: string | null }>>(
+      Prisma.sql`SELECT id, answered_at, ended_at, end_reason FROM calls WHERE ${where} FOR UPDATE`,
+    );
+    const row = rows[0];
+    return row ? { id: row.id, answeredAt: row.answered_at, endedAt: row.ended_at, endReason: row.end_reason } : null;
+  }
+
+  /** Gives a locked call its end reason; endedAt keeps the earliest time seen (Twilio's or ours). */
+  async setEndReason(tx: Tx, callId: string, endReason: string, endedAt: Date): Promise<void> {
+    await tx.$executeRaw(Prisma.sql`
+      UPDATE calls
+      SET end_reason = ${endReason},
+          ended_at = LEAST(ended_at, ${endedAt.toISOString()}::timestamptz),
+          updated_at = now()
+      WHERE id = ${callId}::uuid`);
+  }
+
+  /**
+   * Applies a Twilio status callback to a locked call in one UPDATE:
+   *  - the callback is always added to the timeline (kept sorted);
+   *  - `status` moves only to a newer SequenceNumber, and never from a terminal status back to
+   *    a non-terminal one (the only guard when Twilio sends no sequence numbers);
+   *  - answeredAt / endedAt keep the earliest 'in-progress' / terminal time;
+   *  - durations are set when present.
+   */
+  async applyStatus(tx: Tx, callId: string, input: StatusCallbackInput): Promise<void> {
+    const { status, at } = input;
+    if (!isTwilioCallStatus(status)) throw invalidInput(`Unknown Twilio CallStatus '${status}'`);
+    const sequence = input.sequenceNumber ?? null;
+    if (sequence !== null && (!Number.isInteger(sequence) || sequence < 0)) {
+      throw invalidInput(`Invalid SequenceNumber ${String(input.sequenceNumber)}`);
+    }
+    const atIso = at.toISOString();
+    const terminal = [...TERMINAL_CALL_STATUSES];
+    const entry = JSON.stringify({ status, at: atIso, sequenceNumber: sequence });
+    const isNewer = Prisma.sql`(${sequence}::int IS NULL OR last_status_sequence IS NULL OR ${sequence}::int > last_status_sequence)`;
+    const wouldReopen = Prisma.sql`(status = ANY(${terminal}::text[]) AND NOT (${status}::text = ANY(${terminal}::text[])))`;
+    const applies = Prisma.sql`(${isNewer} AND NOT ${wouldReopen})`;
+    const isTerminal = Prisma.sql`(${status}::text = ANY(${terminal}::text[]))`;
+    await tx.$executeRaw(Prisma.sql`
+      UPDATE calls SET
+        status_timeline = (
+          SELECT jsonb_agg(e ORDER BY (e->>'sequenceNumber')::int NULLS FIRST, (e->>'at')::timestamptz)
+          FROM jsonb_array_elements(status_timeline || jsonb_build_array(${entry}::jsonb)) AS e
+        ),
+        status = CASE WHEN ${applies} THEN ${status}::text ELSE status END,
+        last_status_sequence = CASE WHEN ${applies} AND ${sequence}::int IS NOT NULL
+                                    THEN ${sequence}::int ELSE last_status_sequence END,
+        answered_at = CASE WHEN ${status}::text = 'in-progress'
+                           THEN LEAST(answered_at, ${atIso}::timestamptz) ELSE answered_at END,
+        ended_at = CASE WHEN ${isTerminal} THEN LEAST(ended_at, ${atIso}::timestamptz) ELSE ended_at END,
+        duration_seconds = COALESCE(${input.callDurationSeconds ?? null}::int, duration_seconds),
+        billed_minutes = COALESCE(${input.billedMinutes ?? null}::int, billed_minutes),
+        updated_at = now()
+      WHERE id = ${callId}::uuid`);
+  }
+
+  /** Whether a call's media stream ever started and whether it was priced yet (the ledger's side of a status callback). */
+  async pricingState(tx: Tx, callId: string): Promise<{ streamStarted: boolean; priced: boolean }> {
+    const call = await tx.call.findUniqueOrThrow({ where: { id: callId }, select: { streamStartedAt: true, cost: { select: { callId: true } } } });
+    return { streamStarted: call.streamStartedAt !== null, priced: call.cost !== null };
+  }
+
+  /** The call as stored (inside a transaction: as this transaction sees it). */
+  async read(db: Tx, id: string): Promise<CallRecord> {
+    return toCallRecord(await db.call.findUniqueOrThrow({ where: { id }, omit: OMIT_STREAM_TOKEN }));
   }
 
   /**
@@ -178,10 +243,11 @@ export class CallRepository {
    * presenting the same token: exactly one gets 'ok'. A refusal never spends the token or touches
    * the call, which may be live on another socket.
    */
-  async claimMediaStream(input: { callId: string; tokenHash: string; streamSid: string; now: Date }): Promise<StreamClaim> {
+  async claimMediaStream(input: { callId: string; tokenHash: string; streamSid: string; now: Date; account?: StreamAccount }): Promise<StreamClaim> {
     const { callId, tokenHash, streamSid, now } = input;
     if (!isUuid(callId)) return { outcome: 'missing' };
     const nowIso = now.toISOString();
+    const accountMatches = streamAccountCondition(input.account ?? { kind: 'operator' });
     const rows = await this.prisma.$queryRaw<
       Array<{
         organization_id: string;
@@ -190,6 +256,7 @@ export class CallRepository {
         version: number;
         config: JsonValue;
         twilio_call_sid: string;
+        twilio_account_sid: string;
         from_number: string;
         to_number: string;
         started_at: Date;
@@ -202,16 +269,18 @@ export class CallRepository {
         SET stream_token_used_at = ${nowIso}::timestamptz,
             twilio_stream_sid = COALESCE(twilio_stream_sid, ${streamSid}),
             stream_started_at = COALESCE(stream_started_at, ${nowIso}::timestamptz),
+            media_seen_at = ${nowIso}::timestamptz,
             updated_at = now()
         WHERE id = ${callId}::uuid
           AND stream_token_hash = ${tokenHash}
           AND stream_token_used_at IS NULL
           AND stream_token_expires_at > ${nowIso}::timestamptz
-        RETURNING organization_id, agent_id, agent_config_version, twilio_call_sid, from_number, to_number, started_at,
-                  variables, answered_by
+          AND ${accountMatches}
+        RETURNING organization_id, agent_id, agent_config_version, twilio_call_sid, twilio_account_sid, from_number, to_number,
+                  started_at, variables, answered_by
       )
       SELECT c.organization_id, a.id AS agent_id, a.engine, v.version, v.config,
-             c.twilio_call_sid, c.from_number, c.to_number, c.started_at, c.variables, c.answered_by
+             c.twilio_call_sid, c.twilio_account_sid, c.from_number, c.to_number, c.started_at, c.variables, c.answered_by
       FROM claimed c
       JOIN agents a ON a.id = c.agent_id
       JOIN agent_config_versions v ON v.agent_id = c.agent_id AND v.version = c.agent_config_version`);
@@ -227,6 +296,7 @@ export class CallRepository {
           agentConfigVersion: row.version,
           agentConfig: row.config,
           twilioCallSid: row.twilio_call_sid,
+          twilioAccountSid: row.twilio_account_sid,
           fromNumber: row.from_number,
           toNumber: row.to_number,
           startedAt: new Date(row.started_at),
@@ -236,13 +306,14 @@ export class CallRepository {
       };
     }
     // Refused: say why (for the log), from a plain read that changes nothing.
-    const call = await this.prisma.call.findUnique({
-      where: { id: callId },
-      select: { streamTokenHash: true, streamTokenUsedAt: true },
-    });
-    if (!call || call.streamTokenHash === null) return { outcome: 'missing' };
-    if (call.streamTokenHash !== tokenHash) return { outcome: 'mismatch' };
-    if (call.streamTokenUsedAt !== null) return { outcome: 'reused' };
+    const refused = await this.prisma.$queryRaw<Array<{ token_hash: string | null; used: boolean; account_matches: boolean }>>(Prisma.sql`
+      SELECT stream_token_hash AS token_hash, stream_token_used_at IS NOT NULL AS used, ${accountMatches} AS account_matches
+      FROM calls WHERE id = ${callId}::uuid`);
+    const call = refused[0];
+    if (!call || call.token_hash === null) return { outcome: 'missing' };
+    if (call.token_hash !== tokenHash) return { outcome: 'mismatch' };
+    if (!call.account_matches) return { outcome: 'wrong_account' };
+    if (call.used) return { outcome: 'reused' };
     return { outcome: 'expired' };
   }
 
@@ -257,127 +328,54 @@ export class CallRepository {
   }
 
   /**
-   * Records why the call ended. Idempotent: the first end reason wins and later calls change nothing
-   * about the call (returns false), though their `usage` still reaches its ledger. endedAt keeps the
-   * earliest time seen, whether it came from here or from Twilio's terminal status callback. Emits call.ended when this is the call's first end
-   * (see enqueueEndedIfFirstEnd), in the same transaction. The call's cost ledger is written in that
-   * same transaction too, from `usage` (what the media path measured) and the call row.
+   * The media heartbeat: the process carrying these calls' streams is alive. One statement for all
+   * of a process's live calls, so a heartbeat costs one round trip whatever the number of calls.
    */
-  async finalise(callId: string, end: { endReason: string; endedAt: Date; usage?: MeasuredCallUsage }): Promise<boolean> {
-    if (!isUuid(callId)) return false;
-    if (end.endReason.trim().length === 0) throw invalidInput('endReason must not be empty');
-    const { applied, deliveries } = await this.prisma.$transaction(async (tx) => {
-      const before = await lockCall(tx, Prisma.sql`id = ${callId}::uuid`);
-      if (!before) return { applied: false, deliveries: 0 };
-      // Already ended by someone else (an API hang-up): the end reason stays, but what the media path
-      // measured still reaches the ledger (as a correction when the call was priced without it).
-      if (before.endReason !== null) return { applied: false, deliveries: end.usage ? await this.ledger.charge(tx, callId, end.usage) : 0 };
-      await tx.$executeRaw(Prisma.sql`
-        UPDATE calls
-        SET end_reason = ${end.endReason},
-            ended_at = LEAST(ended_at, ${end.endedAt.toISOString()}::timestamptz),
-            updated_at = now()
-        WHERE id = ${callId}::uuid`);
-      const ended = await this.enqueueEndedIfFirstEnd(tx, before);
-      return { applied: true, deliveries: ended + (await this.ledger.charge(tx, callId, end.usage ?? NO_MEASURED_USAGE)) };
-    });
-    this.outbox.committed(deliveries);
-    return applied;
+  async touchMediaSeen(callIds: readonly string[], at: Date): Promise<void> {
+    const ids = callIds.filter(isUuid);
+    if (ids.length === 0) return;
+    await this.prisma.$executeRaw(Prisma.sql`
+      UPDATE calls SET media_seen_at = ${at.toISOString()}::timestamptz
+      WHERE id = ANY(${ids}::uuid[]) AND ended_at IS NULL AND end_reason IS NULL`);
   }
 
   /**
-   * Applies a Twilio status callback in one UPDATE of the locked row (callbacks for a call may arrive
-   * concurrently and out of order):
-   *  - the callback is always added to the timeline;
-   *  - `status` moves only to a newer SequenceNumber, and never from a terminal status back to
-   *    a non-terminal one (the only guard when Twilio sends no sequence numbers);
-   *  - answeredAt / endedAt keep the earliest 'in-progress' / terminal time;
-   *  - durations are set when present;
-   *  - the first 'in-progress' (answeredAt was unset) emits call.answered, and a terminal status
-   *    that is the call's first end emits call.ended, in the same transaction.
-   * Returns false when no call has this CallSid.
+   * Calls that have not ended although nothing has carried them for a while: their media stream
+   * started but has not been seen since `quietSince` (the process that carried it died, or could
+   * not write its end), or it never started and the token it needed expired before `quietSince`.
+   * Oldest first, at most `limit`.
    */
-  async applyStatusCallback(input: StatusCallbackInput): Promise<boolean> {
-    const { twilioCallSid, status, at } = input;
-    if (!isTwilioCallStatus(status)) throw invalidInput(`Unknown Twilio CallStatus '${status}'`);
-    const sequence = input.sequenceNumber ?? null;
-    if (sequence !== null && (!Number.isInteger(sequence) || sequence < 0)) {
-      throw invalidInput(`Invalid SequenceNumber ${String(input.sequenceNumber)}`);
-    }
-    const atIso = at.toISOString();
-    const terminal = [...TERMINAL_CALL_STATUSES];
-    const entry = JSON.stringify({ status, at: atIso, sequenceNumber: sequence });
-    const isNewer = Prisma.sql`(${sequence}::int IS NULL OR last_status_sequence IS NULL OR ${sequence}::int > last_status_sequence)`;
-    const wouldReopen = Prisma.sql`(status = ANY(${terminal}::text[]) AND NOT (${status}::text = ANY(${terminal}::text[])))`;
-    const applies = Prisma.sql`(${isNewer} AND NOT ${wouldReopen})`;
-    const isTerminal = Prisma.sql`(${status}::text = ANY(${terminal}::text[]))`;
-    const { found, deliveries } = await this.prisma.$transaction(async (tx) => {
-      // Locked first so that the old answered_at / ended_at decide, race-free, whether this
-      // callback is the one that answered or ended the call (each emits its webhook event once).
-      const before = await lockCall(tx, Prisma.sql`twilio_call_sid = ${twilioCallSid}`);
-      if (!before) return { found: false, deliveries: 0 };
-      await tx.$executeRaw(Prisma.sql`
-      UPDATE calls SET
-        status_timeline = (
-          SELECT jsonb_agg(e ORDER BY (e->>'sequenceNumber')::int NULLS FIRST, (e->>'at')::timestamptz)
-          FROM jsonb_array_elements(status_timeline || jsonb_build_array(${entry}::jsonb)) AS e
-        ),
-        status = CASE WHEN ${applies} THEN ${status}::text ELSE status END,
-        last_status_sequence = CASE WHEN ${applies} AND ${sequence}::int IS NOT NULL
-                                    THEN ${sequence}::int ELSE last_status_sequence END,
-        answered_at = CASE WHEN ${status}::text = 'in-progress'
-                           THEN LEAST(answered_at, ${atIso}::timestamptz) ELSE answered_at END,
-        ended_at = CASE WHEN ${isTerminal} THEN LEAST(ended_at, ${atIso}::timestamptz) ELSE ended_at END,
-        duration_seconds = COALESCE(${input.callDurationSeconds ?? null}::int, duration_seconds),
-        billed_minutes = COALESCE(${input.billedMinutes ?? null}::int, billed_minutes),
-        updated_at = now()
-      WHERE id = ${before.id}::uuid`);
-      let enqueued = 0;
-      if (status === 'in-progress' && before.answeredAt === null) {
-        enqueued += await this.enqueueCallEvent(tx, 'call.answered', await this.readCall(tx, before.id));
-      }
-      if (isTerminalCallStatus(status)) enqueued += await this.enqueueEndedIfFirstEnd(tx, before);
-      enqueued += await this.priceOnStatus(tx, before.id, isTerminalCallStatus(status), input.billedMinutes !== undefined);
-      return { found: true, deliveries: enqueued };
-    });
-    this.outbox.committed(deliveries);
-    return found;
-  }
-
-  /**
-   * The ledger's side of a status callback. Twilio's billed minutes arriving for a priced call correct
-   * its telephony line. A call that ends without ever having had a media stream is priced now, as
-   * nothing else will (Twilio still bills a refused call's message, or nothing for a call never
-   * answered); a call with a stream is priced when the media path finalises it, with its meters.
-   */
-  private async priceOnStatus(tx: Prisma.TransactionClient, callId: string, terminal: boolean, billedMinutesSent: boolean): Promise<number> {
-    const call = await tx.call.findUniqueOrThrow({ where: { id: callId }, select: { streamStartedAt: true, cost: { select: { callId: true } } } });
-    if (call.cost) return billedMinutesSent ? this.ledger.correct(tx, callId, 'twilio_billed_duration') : 0;
-    if (terminal && call.streamStartedAt === null) return this.ledger.charge(tx, callId, NO_MEASURED_USAGE);
-    return 0;
-  }
-
-  /**
-   * call.ended is emitted exactly once per call, by whichever write first gives the call an
-   * ended_at: Switchboard's finalise (media path) or Twilio's terminal status callback, whichever
-   * commits first. Both lock the row before reading ended_at, so they cannot both see it unset.
-   * The event carries the call as it stood then: endReason may still be null (Twilio was first)
-   * or durationSeconds not yet known (finalise was first).
-   */
-  private async enqueueEndedIfFirstEnd(tx: Prisma.TransactionClient, before: LockedCall): Promise<number> {
-    if (before.endedAt !== null) return 0;
-    const after = await this.readCall(tx, before.id);
-    return after.endedAt === null ? 0 : this.enqueueCallEvent(tx, 'call.ended', after);
-  }
-
-  private async enqueueCallEvent(tx: Prisma.TransactionClient, type: WebhookEventType, call: CallRecord): Promise<number> {
-    // A call no organization owns (unknown number) has nobody to notify.
-    if (call.organizationId === null) return 0;
-    return this.outbox.enqueue(tx, [{ organizationId: call.organizationId, type, callId: call.id, data: callEventData(call) }]);
-  }
-
-  private async readCall(tx: Prisma.TransactionClient, id: string): Promise<CallRecord> {
-    return toCallRecord(await tx.call.findUniqueOrThrow({ where: { id }, omit: OMIT_STREAM_TOKEN }));
+  async findQuiet(quietSince: Date, limit: number): Promise<QuietCall[]> {
+    const since = quietSince.toISOString();
+    const rows = await this.prisma.$queryRaw<
+      Array<{
+        id: string;
+        organization_id: string | null;
+        twilio_call_sid: string | null;
+        twilio_account_sid: string;
+        status: string;
+        stream_started_at: Date | null;
+        media_seen_at: Date | null;
+      }>
+    >(Prisma.sql`
+      SELECT id, organization_id, twilio_call_sid, twilio_account_sid, status, stream_started_at, media_seen_at
+      FROM calls
+      WHERE ended_at IS NULL AND end_reason IS NULL
+        AND (
+          (stream_started_at IS NOT NULL AND COALESCE(media_seen_at, stream_started_at) < ${since}::timestamptz)
+          OR (stream_started_at IS NULL AND stream_token_expires_at IS NOT NULL AND stream_token_expires_at < ${since}::timestamptz)
+        )
+      ORDER BY COALESCE(media_seen_at, stream_started_at, stream_token_expires_at)
+      LIMIT ${limit}`);
+    return rows.map((row) => ({
+      id: row.id,
+      organizationId: row.organization_id,
+      twilioCallSid: row.twilio_call_sid,
+      twilioAccountSid: row.twilio_account_sid,
+      status: row.status,
+      streamStartedAt: row.stream_started_at,
+      mediaSeenAt: row.media_seen_at,
+    }));
   }
 
   /**
@@ -448,107 +446,6 @@ export class CallRepository {
     return row ? toCallRecord(row) : null;
   }
 
-  /**
-   * Records an answered inbound call inside the caller's transaction (the concurrency check, and
-   * anything else that must commit with the call, share it).
-   */
-  async createInboundInTransaction(tx: Prisma.TransactionClient, input: CreateInboundCallInput): Promise<CallRecord> {
-    assertIdentity(input);
-    if (!isUuid(input.organizationId) || !isUuid(input.agentId)) throw invalidInput('Invalid organization or agent id');
-    const call = await this.insert(
-      {
-        ...identityData(input),
-        organizationId: input.organizationId,
-        agentId: input.agentId,
-        agentConfigVersion: input.agentConfigVersion,
-        streamTokenHash: input.streamTokenHash,
-        streamTokenExpiresAt: input.streamTokenExpiresAt,
-      },
-      tx,
-    );
-    // The call and its call.started webhook event commit together (transactional outbox).
-    await this.enqueueCallEvent(tx, 'call.started', call);
-    return call;
-  }
-
-  /**
-   * createInbound under the organization's concurrency limit, decided in ONE transaction holding
-   * the organization's advisory lock (count + insert cannot interleave with another admission).
-   * Over the limit the call is stored as rejected (end reason 'concurrency_limit') and counted in
-   * call_refusals. A Twilio retry of a webhook already answered gets the same answer again: the
-   * admitted call with a fresh token, or the refusal (counted once).
-   */
-  async createInboundWithinLimit(input: CreateInboundCallInput & { defaultConcurrencyLimit: number }): Promise<Admission<CallRecord>> {
-    assertIdentity(input);
-    if (!isUuid(input.organizationId) || !isUuid(input.agentId)) throw invalidInput('Invalid organization or agent id');
-    const outcome = await this.prisma.$transaction(async (tx): Promise<Admission<CallRecord> | 'retry'> => {
-      await lockOrganizationCalls(tx, input.organizationId);
-      const data = identityData(input);
-      const earlier = await tx.call.findUnique({ where: { twilioCallSid: input.twilioCallSid }, select: { endReason: true } });
-      // A Twilio retry of a refused call is refused again, for the reason it was (counted once).
-      if (earlier && isRefusalReason(earlier.endReason)) return { admitted: false, ...(await repeatedRefusal(tx, input, earlier.endReason, data.startedAt)) };
-      if (earlier) return 'retry';
-      const refusal = await admissionRefusal(tx, input.organizationId, input.defaultConcurrencyLimit, data.startedAt);
-      if (refusal) {
-        await this.insert(
-          { ...data, organizationId: input.organizationId, agentId: input.agentId, endReason: refusal.reason, endedAt: data.startedAt },
-          tx,
-        );
-        await recordRefusal(tx, { organizationId: input.organizationId, direction: 'inbound', fromNumber: input.fromNumber, toNumber: input.toNumber, refusal, at: data.startedAt });
-        return { admitted: false, ...refusal };
-      }
-      return { admitted: true, call: await this.createInboundInTransaction(tx, input) };
-    });
-    if (outcome === 'retry') return { admitted: true, call: await this.reissueStreamToken(input) };
-    // Nudge the webhook worker (call.started) now that the transaction has committed.
-    if (outcome.admitted) this.outbox.committed(1);
-    return outcome;
-  }
-
-  /**
-   * Reserves an outbound call's place under the concurrency limit (same lock and count as
-   * createInboundWithinLimit) BEFORE Twilio is asked to dial: the row is live from here on, with no
-   * CallSid until attachTwilioCallSid. Over the limit nothing is stored but the call_refusals row.
-   */
-  async createOutboundWithinLimit(input: CreateOutboundCallInput): Promise<Admission<CallRecord>> {
-    if (!isUuid(input.organizationId) || !isUuid(input.agentId)) throw invalidInput('Invalid organization or agent id');
-    for (const field of ['twilioAccountSid', 'fromNumber', 'toNumber'] as const) {
-      if (input[field].trim().length === 0) throw invalidInput(`${field} must not be empty`);
-    }
-    const startedAt = input.at ?? new Date();
-    const outcome = await this.prisma.$transaction(async (tx): Promise<Admission<CallRecord>> => {
-      await lockOrganizationCalls(tx, input.organizationId);
-      const refusal = await admissionRefusal(tx, input.organizationId, input.defaultConcurrencyLimit, startedAt);
-      if (refusal) {
-        await recordRefusal(tx, { organizationId: input.organizationId, direction: 'outbound', fromNumber: input.fromNumber, toNumber: input.toNumber, refusal, at: startedAt });
-        return { admitted: false, ...refusal };
-      }
-      const call = await this.insert(
-        {
-          twilioCallSid: null,
-          twilioAccountSid: input.twilioAccountSid,
-          direction: 'outbound',
-          fromNumber: input.fromNumber,
-          toNumber: input.toNumber,
-          status: 'queued',
-          startedAt,
-          statusTimeline: [{ status: 'queued', at: startedAt.toISOString(), sequenceNumber: null }],
-          organizationId: input.organizationId,
-          agentId: input.agentId,
-          agentConfigVersion: input.agentConfigVersion,
-          variables: input.variables,
-          machineDetection: input.machineDetection,
-        },
-        tx,
-      );
-      // The reserved call and its call.started webhook event commit together (transactional outbox).
-      await this.enqueueCallEvent(tx, 'call.started', call);
-      return { admitted: true, call };
-    });
-    if (outcome.admitted) this.outbox.committed(1);
-    return outcome;
-  }
-
   /** Stores the CallSid Twilio's calls.create answered with; false when the call already has another. */
   async attachTwilioCallSid(callId: string, twilioCallSid: string): Promise<boolean> {
     if (!isUuid(callId) || twilioCallSid.trim().length === 0) return false;
@@ -572,8 +469,8 @@ export class CallRepository {
    * Twilio fetches an outbound call's TwiML when the callee answers: that is when the single-use
    * stream token is minted (a token minted at dial time could expire while the phone rings). Only
    * for the call Twilio names (its CallSid is stored here if calls.create has not answered yet),
-   * before its stream started and while it is not over. A repeated fetch replaces the token.
-   * Returns null when the token cannot be issued.
+   * of the account that placed it, before its stream started and while it is not over. A repeated
+   * fetch replaces the token. Returns null when the token cannot be issued.
    */
   async issueOutboundStreamToken(input: IssueOutboundStreamTokenInput): Promise<CallRecord | null> {
     const { callId, twilioCallSid } = input;
@@ -582,6 +479,7 @@ export class CallRepository {
       where: {
         id: callId,
         direction: 'outbound',
+        twilioAccountSid: input.twilioAccountSid,
         OR: [{ twilioCallSid: null }, { twilioCallSid }],
         streamStartedAt: null,
         endReason: null,
@@ -630,59 +528,28 @@ export class CallRepository {
     return row ? toCallRecord(row) : null;
   }
 
-  private async insert(data: Prisma.CallUncheckedCreateInput, db: Prisma.TransactionClient = this.prisma): Promise<CallRecord> {
-    try {
-      return toCallRecord(await db.call.create({ data, omit: OMIT_STREAM_TOKEN }));
-    } catch (error) {
-      if (isUniqueViolation(error)) {
-        throw new PersistenceError('conflict', `A call with CallSid ${data.twilioCallSid} is already recorded`);
-      }
-      throw error;
-    }
+  /** The Twilio account of the call with this CallSid (which account's webhooks may speak for it), or null. */
+  async accountOfCallSid(twilioCallSid: string): Promise<string | null> {
+    const row = await this.prisma.call.findUnique({ where: { twilioCallSid }, select: { twilioAccountSid: true } });
+    return row?.twilioAccountSid ?? null;
   }
 }
 
-interface LockedCall {
-  id: string;
-  answeredAt: Date | null;
-  endedAt: Date | null;
-  endReason: string | null;
+/** SQL over `calls` (unaliased): the call belongs to the account that signed its media socket. */
+function streamAccountCondition(account: StreamAccount): Prisma.Sql {
+  if (account.kind === 'organization') return Prisma.sql`calls.twilio_account_sid = ${account.accountSid}`;
+  return Prisma.sql`NOT EXISTS (SELECT 1 FROM organization_twilio_accounts t WHERE t.account_sid = calls.twilio_account_sid)`;
 }
 
-function isRefusalReason(reason: string | null): reason is Refusal['reason'] {
-  return reason === CONCURRENCY_LIMIT_REASON || reason === BUDGET_EXCEEDED_REASON;
-}
-
-/** The refusal a retried webhook gets again, described with today's numbers even if they would now admit it. */
-async function repeatedRefusal(
-  tx: Prisma.TransactionClient,
-  input: { organizationId: string; defaultConcurrencyLimit: number },
-  reason: Refusal['reason'],
-  at: Date,
-): Promise<Refusal> {
-  if (reason === CONCURRENCY_LIMIT_REASON) return { reason, snapshot: await readConcurrency(tx, input.organizationId, input.defaultConcurrencyLimit) };
-  const budget = await budgetStatusAt(tx, input.organizationId, at);
-  if (!budget) throw new PersistenceError('not_found', `Organization ${input.organizationId} does not exist`);
-  return { reason, budget };
-}
-
-/** Row-locks one call for the rest of the transaction and returns what it was before this write. */
-async function lockCall(tx: Prisma.TransactionClient, where: Prisma.Sql): Promise<LockedCall | null> {
-  const rows = await tx.$queryRaw<Array<{ id: string; answered_at: Date | null; ended_at: Date | null; end_reason: string | null }>>(
-    Prisma.sql`SELECT id, answered_at, ended_at, end_reason FROM calls WHERE ${where} FOR UPDATE`,
-  );
-  const row = rows[0];
-  return row ? { id: row.id, answeredAt: row.answered_at, endedAt: row.ended_at, endReason: row.end_reason } : null;
-}
-
-function assertIdentity(input: TwilioCallIdentity): void {
+export function assertCallIdentity(input: TwilioCallIdentity): void {
   for (const field of ['twilioCallSid', 'twilioAccountSid', 'fromNumber', 'toNumber'] as const) {
     if (input[field].trim().length === 0) throw invalidInput(`${field} must not be empty`);
   }
   if (!isTwilioCallStatus(input.status)) throw invalidInput(`Unknown Twilio CallStatus '${input.status}'`);
 }
 
-function identityData(input: TwilioCallIdentity) {
+/** The columns every call answered from a Twilio webhook starts with. */
+export function callIdentityData(input: TwilioCallIdentity) {
   const startedAt = input.at ?? new Date();
   return {
     twilioCallSid: input.twilioCallSid,

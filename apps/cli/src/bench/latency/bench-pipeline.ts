@@ -68,7 +68,7 @@ export async function startBenchPipeline(options: { workers?: number; batchMaxDe
     );
     const engines: PipelineEngineResolver = {
       ttsSampleRate: () => TTS_SAMPLE_RATE,
-      resolve: async (_config, callId) => ({ vad: vadTimings.timed(vad.createStream(callId)), asr, llm, tts }),
+      resolve: async (_config, call) => ({ vad: vadTimings.timed(vad.createStream(call.callId)), asr, llm, tts }),
     };
     const engine = new PipelineAgentEngine({ engines, createToolRunner: (config) => createToolRunner(config.tools) });
     return { engine, delays, runtime, vadTimings, workers: options.workers, batchMaxDelayMs: options.batchMaxDelayMs, close: () => runtime.close() };

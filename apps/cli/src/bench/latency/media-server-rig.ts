@@ -7,7 +7,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { TelephonyAudioInput, TelephonyAudioOutput, type AgentEngine, type CallControl } from '@switchboard/conversation';
-import type { CallEventRepository, CallRepository, StreamClaim } from '@switchboard/persistence';
+import type { CallEventRepository, StreamClaim } from '@switchboard/persistence';
 import { hashStreamToken } from '@switchboard/telephony';
 import type { PinoLogger } from 'nestjs-pino';
 import { pino } from 'pino';
@@ -48,7 +48,10 @@ export class MediaServerRig {
     // The event store the buffer flushes to: the bench keeps no call events beyond the recorder's.
     const callEvents = { appendMany: async (): Promise<void> => undefined } as unknown as CallEventRepository;
     this.deps = {
-      calls: this.callRepository(),
+      claimStream: (input) => this.claim(input),
+      finaliseCall: async (callId, end) => {
+        this.ledgers.get(callId)?.markFinalised(end.endReason);
+      },
       resolveAgent: (name) => (name === agent.name ? agent : undefined),
       createEventBuffer: (callId) => new CallEventBuffer(callId, callEvents, logger),
       createRecorder: (callId) => this.ledger(callId).recorder,
@@ -112,37 +115,29 @@ export class MediaServerRig {
     return entry;
   }
 
-  /** Just what MediaStreamConnection calls: the token claim at `start` and the final write. */
-  private callRepository(): CallRepository {
-    const calls = {
-      claimMediaStream: async (input: { callId: string; tokenHash: string }): Promise<StreamClaim> => {
-        const entry = this.ledgers.get(input.callId);
-        if (!entry) return { outcome: 'missing' };
-        if (entry.tokenHash !== input.tokenHash) return { outcome: 'mismatch' };
-        return {
-          outcome: 'ok',
-          context: {
-            callId: entry.callId,
-            organizationId: 'latency-bench-org',
-            agentId: 'latency-bench-agent',
-            agentEngine: 'pipeline',
-            agentConfigVersion: 1,
-            agentConfig: entry.agentConfig as StreamClaimContext['agentConfig'],
-            twilioCallSid: `CA-${entry.callId}`,
-            fromNumber: '+15550100001',
-            toNumber: '+15550100002',
-            startedAt: new Date(),
-            variables: {},
-            answeredBy: null,
-          },
-        };
-      },
-      finalise: async (callId: string, end: { endReason: string }): Promise<boolean> => {
-        this.ledgers.get(callId)?.markFinalised(end.endReason);
-        return true;
+  /** What MediaStreamConnection calls at `start`: the token claim, against the bench's own ledger. */
+  private async claim(input: { callId: string; tokenHash: string }): Promise<StreamClaim> {
+    const entry = this.ledgers.get(input.callId);
+    if (!entry) return { outcome: 'missing' };
+    if (entry.tokenHash !== input.tokenHash) return { outcome: 'mismatch' };
+    return {
+      outcome: 'ok',
+      context: {
+        callId: entry.callId,
+        organizationId: 'latency-bench-org',
+        agentId: 'latency-bench-agent',
+        agentEngine: 'pipeline',
+        agentConfigVersion: 1,
+        agentConfig: entry.agentConfig as StreamClaimContext['agentConfig'],
+        twilioCallSid: `CA-${entry.callId}`,
+        twilioAccountSid: 'AC-latency-bench',
+        fromNumber: '+15550100001',
+        toNumber: '+15550100002',
+        startedAt: new Date(),
+        variables: {},
+        answeredBy: null,
       },
     };
-    return calls as unknown as CallRepository;
   }
 }
 
