@@ -28,13 +28,20 @@ export interface LiveCall {
   callId: string;
 }
 
-/** A simulated Twilio call to `number` on this server, signed with its Twilio credentials (not dialled yet). */
-export function callTo(server: TestServer, number: string, options: { from?: string; callSid?: string } = {}): SimulatedTwilioCall {
+/**
+ * A simulated Twilio call to `number` on this server (not dialled yet), signed with the operator's
+ * Twilio credentials, or with `account`'s (an organization's own Twilio account).
+ */
+export function callTo(
+  server: TestServer,
+  number: string,
+  options: { from?: string; callSid?: string; account?: { accountSid: string; authToken: string } } = {},
+): SimulatedTwilioCall {
   return new SimulatedTwilioCall({
     serverUrl: server.serverUrl,
     publicBaseUrl: server.publicBaseUrl,
-    authToken: server.authToken,
-    accountSid: server.accountSid,
+    authToken: options.account?.authToken ?? server.authToken,
+    accountSid: options.account?.accountSid ?? server.accountSid,
     from: options.from ?? '+15557654321',
     to: number,
     ...(options.callSid !== undefined && { callSid: options.callSid }),
@@ -42,8 +49,13 @@ export function callTo(server: TestServer, number: string, options: { from?: str
 }
 
 /** Dials `number` through the signed voice webhook and opens the media stream, as Twilio does. */
-export async function dialAgent(server: TestServer, number: string, from = '+15557654321'): Promise<LiveCall> {
-  const call = callTo(server, number, { from });
+export async function dialAgent(
+  server: TestServer,
+  number: string,
+  from = '+15557654321',
+  account?: { accountSid: string; authToken: string },
+): Promise<LiveCall> {
+  const call = callTo(server, number, { from, account });
   const twiml = await call.dial();
   const callId = twiml.stream?.parameters['callId'];
   if (!callId) throw new Error(`the server did not connect a stream: ${JSON.stringify(twiml)}`);

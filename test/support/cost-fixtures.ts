@@ -77,10 +77,12 @@ export class CostFixtures {
    * A catalog version written straight to the table: the repository refuses effective dates in the
    * past (rightly, for real users), and tests need versions in force before their fixed call instants.
    */
-  async insertCatalog(input: { organizationId: string; version: number; prices: unknown; effectiveFrom: Date; currency?: string }): Promise<string> {
+  async insertCatalog(input: { organizationId: string; version: number; prices: unknown; effectiveFrom: Date; currency?: string; setBy?: 'operator' | 'organization' }): Promise<string> {
     const row = await this.prisma.priceCatalog.create({
       data: {
         organizationId: input.organizationId,
+        // The operator's prices for the organization: what its calls are billed with.
+        setBy: input.setBy ?? 'operator',
         version: input.version,
         currency: input.currency ?? 'USD',
         prices: input.prices as PriceCatalogPrices,
@@ -98,7 +100,7 @@ export class CostFixtures {
   /** An answered inbound call, with its media stream claimed 1 s after the start unless withStream is false. */
   async startInbound(plan: CallPlan): Promise<StartedCall> {
     const { input, rawToken } = this.inboundInput(plan);
-    const call = await this.repos.calls.createInbound(input);
+    const call = await this.repos.admission.recordInbound(input);
     if (plan.withStream !== false) {
       const claim = await this.repos.calls.claimMediaStream({
         callId: call.id,
@@ -114,7 +116,7 @@ export class CostFixtures {
   /** startInbound, then finalise `seconds` after the start with what the media path measured. */
   async endedCall(plan: CallPlan & { seconds: number; usage?: Partial<MeasuredCallUsage> }): Promise<StartedCall> {
     const call = await this.startInbound(plan);
-    const applied = await this.repos.calls.finalise(call.callId, {
+    const applied = await this.repos.callEnds.finalise(call.callId, {
       endReason: 'caller_hangup',
       endedAt: secondsAfter(plan.startedAt, plan.seconds),
       usage: { ...NO_MEASURED_USAGE, ...plan.usage },
@@ -125,7 +127,7 @@ export class CostFixtures {
 
   /** Twilio's final status callback ('completed') with its durations. */
   completed(callSid: string, at: Date, durations: { billedMinutes?: number; callDurationSeconds?: number }): Promise<boolean> {
-    return this.repos.calls.applyStatusCallback({ twilioCallSid: callSid, status: 'completed', at, ...durations });
+    return this.repos.callEnds.applyStatusCallback({ twilioCallSid: callSid, status: 'completed', at, ...durations });
   }
 
   async ledger(callId: string): Promise<LedgerLine[]> {

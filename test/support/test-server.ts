@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { loadAppConfig } from '@switchboard/config';
 import { placeCall, type CallResult, type PlaceCallOptions } from '@switchboard/testing';
+import type { DestinationStream } from 'pino';
 import { createServerApp } from '../../apps/server/src/server-app';
 import { testDatabaseUrl, uniqueE164 } from './database';
 
@@ -24,13 +25,15 @@ export interface TestServer {
   /** Calls `echoNumber` with the simulated Twilio caller. */
   callEcho(options: Omit<PlaceCallOptions, 'serverUrl' | 'publicBaseUrl' | 'authToken' | 'accountSid' | 'to' | 'from'> & { from?: string }): Promise<CallResult>;
   /** Calls a /v1 route with the admin key (GET unless `method` says otherwise; `body` is sent as JSON). */
-  api(path: string, init?: { apiKey?: string | null; method?: 'GET' | 'POST' | 'PATCH' | 'DELETE'; body?: unknown }): Promise<{ status: number; body: any }>;
+  api(path: string, init?: { apiKey?: string | null; method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'; body?: unknown }): Promise<{ status: number; body: any }>;
   close(): Promise<void>;
 }
 
 export const TEST_ADMIN_API_KEY = 'sk_test_switchboard_e2e_admin_key_000000';
+/** One sealing key for every test server of the run: they share the database, and so its secrets. */
+export const TEST_SECRETS_ENCRYPTION_KEY = Buffer.alloc(32, 42).toString('base64');
 
-export async function startTestServer(env: Record<string, string | undefined> = {}): Promise<TestServer> {
+export async function startTestServer(env: Record<string, string | undefined> = {}, options: { logDestination?: DestinationStream } = {}): Promise<TestServer> {
   const publicBaseUrl = 'https://switchboard.test';
   // A test may fix Twilio's credentials (e.g. to share them with a fake of Twilio's REST API).
   const authToken = env['TWILIO_AUTH_TOKEN'] ?? randomBytes(16).toString('hex');
@@ -54,12 +57,24 @@ export async function startTestServer(env: Record<string, string | undefined> = 
     // Test files running in parallel share the default organization: its calls must not run into
     // the concurrency limit (tests of the limit use an organization of their own).
     MAX_CONCURRENT_CALLS_PER_ORG: '1000',
+    MAX_CONCURRENT_CALLS_CAP: '1000',
+    // Every e2e server shares the admin key, the client address and (now) the rate-limit counters
+    // in the database: only the rate-limit specs, with their own numbers, should ever meet a limit.
+    RATE_LIMIT_REQUESTS: '1000000',
+    RATE_LIMIT_ANONYMOUS_REQUESTS: '1000000',
+    SECRETS_ENCRYPTION_KEY: TEST_SECRETS_ENCRYPTION_KEY,
+    // The fakes (OpenAI-compatible servers, business endpoints, webhook receivers) listen on
+    // loopback; the tests of the outbound guard itself start a server without this.
+    OUTBOUND_ALLOWED_HOSTS: '127.0.0.1',
+    // Test servers share one database: a reconciler in each would end other tests' calls. The
+    // reconciler's own tests turn it on (or run a pass themselves).
+    CALL_RECONCILE_INTERVAL_MS: '0',
     // Every e2e server shares one database and a webhook worker claims due deliveries of ANY
     // organization: only the spec that tests delivery (with its own timings) turns it on.
     WEBHOOK_WORKER_ENABLED: 'false',
     ...env,
   });
-  const app = await createServerApp(config);
+  const app = await createServerApp(config, options);
   await app.listen(0, '127.0.0.1');
   const { port } = app.getHttpServer().address() as AddressInfo;
   const serverUrl = `http://127.0.0.1:${port}`;

@@ -30,8 +30,11 @@ export class WebhookReceiver {
   private server: Server | null = null;
   private port = 0;
 
+  /** `host`: the loopback address to listen on (tests of the outbound guard use several). */
+  constructor(private readonly host = '127.0.0.1') {}
+
   get url(): string {
-    return `http://127.0.0.1:${this.port}/hooks`;
+    return `http://${this.host}:${this.port}/hooks`;
   }
 
   /** Requests answered 2xx with a valid signature, per webhook-id. */
@@ -78,7 +81,7 @@ export class WebhookReceiver {
     });
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(this.port, '127.0.0.1', () => resolve());
+      server.listen(this.port, this.host, () => resolve());
     });
     this.port = (server.address() as AddressInfo).port;
     this.server = server;

@@ -1,15 +1,21 @@
 import { readFile } from 'node:fs/promises';
+import { BadRequestException } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { loadAppConfig, type AppConfig } from '@switchboard/config';
 import { AgentConfigError, parseAgentConfig } from '@switchboard/conversation';
-import { AgentRepository, DatabaseModule, OrganizationRepository, PhoneNumberRepository } from '@switchboard/persistence';
+import { AgentRepository, DatabaseModule, OrganizationRepository, OrganizationSecretRepository, PhoneNumberRepository } from '@switchboard/persistence';
+import { AgentConfigValidator, type ConfigProblem } from '../../server/src/agents-api/agent-config-validation';
 import { DEFAULT_ORGANIZATION_NAME } from '../../server/src/bootstrap/bootstrap.service';
+import { TenantOutbound } from '../../server/src/outbound/outbound-guard.provider';
+import { loadSecretKeyRing } from '../../server/src/secrets/secret-key-ring.provider';
+import { SecretsService } from '../../server/src/secrets/secrets.service';
 import { AGENTS_USAGE, AgentsUsageError, parseAgentsCommand, type AgentsCommand } from './agents/agents-options';
 
 /**
  * `npm run agents -- create|update ...`: stores an agent config (validated, versioned) and binds a
  * phone number to it, in the default organization. The platform REST API offers the same per
- * organization; this is the operator's way in without an HTTP client.
+ * organization; this is the operator's way in without an HTTP client, and it checks a config exactly
+ * as the API does (secret references, URLs, tool schemas).
  * Exit codes: 0 done, 1 failed (invalid config, database), 2 bad command line.
  */
 export async function runAgentsCommand(argv: readonly string[], config: AppConfig, out: (line: string) => void): Promise<number> {
@@ -34,8 +40,18 @@ export async function runAgentsCommand(argv: readonly string[], config: AppConfi
     DatabaseModule.forRoot({ databaseUrl: config.database.url, dataDir: config.database.dataDir, migrate: config.database.migrateOnStart }),
     { logger: ['error'] },
   );
+  const outbound = new TenantOutbound(config);
   try {
     const organization = await context.get(OrganizationRepository).ensure(DEFAULT_ORGANIZATION_NAME);
+    const secrets = new SecretsService(loadSecretKeyRing(config, { log: () => undefined, warn: (line) => out(`warning: ${line}`) }).ring, context.get(OrganizationSecretRepository));
+    try {
+      agentConfig = await new AgentConfigValidator(secrets, outbound).validate(organization.id, agentConfig);
+    } catch (error) {
+      if (!(error instanceof BadRequestException)) throw error;
+      const { problems } = error.getResponse() as { problems: ConfigProblem[] };
+      out(`error: ${command.configPath} is not a valid agent config:\n${problems.map((problem) => `  - ${problem.path || '(root)'}: ${problem.message}`).join('\n')}`);
+      return 1;
+    }
     const agents = context.get(AgentRepository);
     if (command.kind === 'update') {
       const version = await agents.updateConfig(organization.id, command.agentId, agentConfig as never);
@@ -54,6 +70,7 @@ export async function runAgentsCommand(argv: readonly string[], config: AppConfi
     }
     return 0;
   } finally {
+    await outbound.onApplicationShutdown();
     await context.close();
   }
 }

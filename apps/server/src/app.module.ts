@@ -1,13 +1,14 @@
 import { DynamicModule, Module } from '@nestjs/common';
+import type { DestinationStream } from 'pino';
 import { APP_FILTER } from '@nestjs/core';
 import { ConfigModule, type AppConfig } from '@switchboard/config';
 import { DatabaseModule } from '@switchboard/persistence';
 import { AgentEngines } from './agents/agent-engines';
 import { AgentsController } from './agents-api/agents.controller';
 import { ApiKeysController } from './api-keys/api-keys.controller';
-import { ThrottlerStorage, ThrottlerStorageService } from '@nestjs/throttler';
 import { ApiKeyGuard } from './auth/api-key.guard';
 import { ApiKeyRateLimiter } from './auth/api-key-rate-limiter';
+import { rateLimitStoreProvider } from './auth/rate-limit/rate-limit-store.provider';
 import { BootstrapService } from './bootstrap/bootstrap.service';
 import { CallsController } from './calls/calls.controller';
 import { OutboundCallService } from './calls/outbound-call.service';
@@ -34,16 +35,31 @@ import { WebhookDeliveryWorker } from './webhooks/webhook-delivery.worker';
 import { WebhookSubscriptionsController } from './webhooks/webhook-subscriptions.controller';
 import { OutboundAnswerService } from './twilio/outbound-answer.service';
 import { OutboundCallWebhooksController } from './twilio/outbound-call-webhooks.controller';
+import { AgentConfigValidator } from './agents-api/agent-config-validation';
+import { EngineCredentials } from './agents/engine-credentials';
+import { CallAdmissionService } from './call-lifecycle/call-admission.service';
+import { CallEndRetrier } from './call-lifecycle/call-end-retrier';
+import { CallEndService } from './call-lifecycle/call-end.service';
+import { CallReconciler } from './call-lifecycle/call-reconciler.service';
+import { CONCURRENCY_POLICY, concurrencyPolicyOf } from './call-lifecycle/concurrency-policy';
+import { TenantOutbound } from './outbound/outbound-guard.provider';
+import { secretKeyRingProvider } from './secrets/secret-key-ring.provider';
+import { SecretsController } from './secrets/secrets.controller';
+import { SecretsService } from './secrets/secrets.service';
+import { BootstrapOrganization } from './twilio-accounts/bootstrap-organization';
+import { TwilioAccountController } from './twilio-accounts/twilio-account.controller';
+import { TwilioAccountService } from './twilio-accounts/twilio-account.service';
 
 /** The all-in-one server: admin REST, Twilio webhooks and media streams in one process. */
 @Module({})
 export class AppModule {
-  static forRoot(config: AppConfig): DynamicModule {
+  /** `logDestination`: where log lines go (stdout by default; tests read them back). */
+  static forRoot(config: AppConfig, logDestination?: DestinationStream): DynamicModule {
     return {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(config),
-        LoggingModule.forRoot(config),
+        LoggingModule.forRoot(config, logDestination),
         DatabaseModule.forRoot({
           databaseUrl: config.database.url,
           dataDir: config.database.dataDir,
@@ -52,14 +68,27 @@ export class AppModule {
         }),
       ],
       controllers: [WebhookSubscriptionsController, WebhookDeliveriesController, HealthController, CallsController, AgentsController, PhoneNumbersController, ApiKeysController, TwilioWebhooksController,
-        OutboundCallsController, OutboundCallWebhooksController, OrganizationController, OrganizationsController, CostsController],
+        OutboundCallsController, OutboundCallWebhooksController, OrganizationController, OrganizationsController, CostsController, SecretsController,
+        TwilioAccountController],
       providers: [
         { provide: APP_FILTER, useClass: PersistenceErrorFilter },
+        { provide: CONCURRENCY_POLICY, useValue: concurrencyPolicyOf(config) },
+        CallAdmissionService,
+        CallEndService,
+        CallEndRetrier,
+        CallReconciler,
+        secretKeyRingProvider,
+        SecretsService,
+        BootstrapOrganization,
+        TwilioAccountService,
+        TenantOutbound,
+        EngineCredentials,
+        AgentConfigValidator,
         ApiKeyGuard,
         OperatorKeyGuard,
         CallUsageRegistry,
         ApiKeyRateLimiter,
-        { provide: ThrottlerStorage, useClass: ThrottlerStorageService },
+        rateLimitStoreProvider,
         TwilioSignatureGuard,
         InboundCallService,
         WebhookDeliveryWorker,

@@ -2,6 +2,7 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { AppConfig } from '@switchboard/config';
 import { Logger } from 'nestjs-pino';
+import type { DestinationStream } from 'pino';
 import { AppModule } from './app.module';
 import { MediaUpgradeVerifier } from './media/media-upgrade.verifier';
 import { serveOpenApiDocument } from './openapi/openapi-document';
@@ -11,8 +12,8 @@ import { TwilioMediaWsAdapter } from './media/twilio-media-ws.adapter';
  * Builds the fully wired server (not yet listening). Shared by main.ts and the end-to-end tests,
  * so the tests exercise exactly what production runs.
  */
-export async function createServerApp(config: AppConfig): Promise<NestExpressApplication> {
-  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), {
+export async function createServerApp(config: AppConfig, options: { logDestination?: DestinationStream } = {}): Promise<NestExpressApplication> {
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config, options.logDestination), {
     bufferLogs: true,
     // Our own parsers: Twilio posts flat form fields, so `extended: false` keeps names literal.
     bodyParser: false,

@@ -1,4 +1,6 @@
 import { CostRepository } from './billing/cost.repository';
+import { CostLedger } from './billing/cost-ledger';
+import { TransactionRunner } from './transaction-runner';
 import { DynamicModule, Inject, Injectable, Module, OnApplicationShutdown } from '@nestjs/common';
 import {
   DATABASE_CONNECTION,
@@ -15,6 +17,9 @@ import { CallRepository } from './repositories/call.repository';
 import { ConversationRecordRepository } from './repositories/conversation-record.repository';
 import { OrganizationRepository } from './repositories/organization.repository';
 import { PhoneNumberRepository } from './repositories/phone-number.repository';
+import { OrganizationSecretRepository } from './repositories/organization-secret.repository';
+import { TwilioAccountRepository } from './repositories/twilio-account.repository';
+import { RateLimitCounterRepository } from './repositories/rate-limit-counter.repository';
 import { WebhookDeliveryRepository } from './webhooks/webhook-delivery.repository';
 import { WEBHOOK_OUTBOX_OPTIONS, WebhookOutbox } from './webhooks/webhook-outbox';
 import { WebhookSubscriptionRepository } from './webhooks/webhook-subscription.repository';
@@ -43,6 +48,9 @@ const REPOSITORIES = [
   WebhookSubscriptionRepository,
   WebhookDeliveryRepository,
   CostRepository,
+  RateLimitCounterRepository,
+  OrganizationSecretRepository,
+  TwilioAccountRepository,
 ];
 
 @Module({})
@@ -63,9 +71,11 @@ export class DatabaseModule {
         DatabaseHealth,
         ...(options.webhooks ? [{ provide: WEBHOOK_OUTBOX_OPTIONS, useValue: options.webhooks }] : []),
         WebhookOutbox,
+        CostLedger,
+        TransactionRunner,
         ...REPOSITORIES,
       ],
-      exports: [DATABASE_CONNECTION, PrismaService, DatabaseHealth, WebhookOutbox, ...REPOSITORIES],
+      exports: [DATABASE_CONNECTION, PrismaService, DatabaseHealth, WebhookOutbox, CostLedger, TransactionRunner, ...REPOSITORIES],
     };
   }
 }

@@ -2,6 +2,8 @@ export { DatabaseModule } from './database.module';
 export { DATABASE_CONNECTION, openDatabaseConnection } from './database-connection';
 export type { DatabaseConnection, DatabaseModuleOptions } from './database-connection';
 export { PrismaService } from './prisma.service';
+export { TransactionRunner } from './transaction-runner';
+export type { Tx } from './transaction-runner';
 export { DatabaseHealth } from './database-health';
 export { startEmbeddedPostgres, EMBEDDED_DEFAULT_MAX_CONNECTIONS } from './embedded-postgres';
 export type { EmbeddedPostgres, EmbeddedPostgresOptions } from './embedded-postgres';
@@ -34,8 +36,16 @@ export type {
   PhoneNumberRecord,
   UpsertPhoneNumberInput,
 } from './repositories/phone-number.repository';
-export { CallRepository, CALL_LIST_MAX_LIMIT } from './repositories/call.repository';
+export { RateLimitCounterRepository, RATE_LIMIT_CLEANUP_MAX_BATCH } from './repositories/rate-limit-counter.repository';
+export type { RateLimitWindowCounts } from './repositories/rate-limit-counter.repository';
+export { OrganizationSecretRepository, SECRET_NAME_PATTERN } from './repositories/organization-secret.repository';
+export type { OrganizationSecretRecord, SealedSecretColumns, StoredOrganizationSecret } from './repositories/organization-secret.repository';
+export { TwilioAccountRepository, ACCOUNT_SID_PATTERN } from './repositories/twilio-account.repository';
+export type { StoredTwilioAccount } from './repositories/twilio-account.repository';
+export { CallRepository, CALL_LIST_MAX_LIMIT, assertCallIdentity, callIdentityData } from './repositories/call.repository';
 export type {
+  LockedCall,
+  QuietCall,
   CreateInboundCallInput,
   CreateRejectedCallInput,
   ListCallsInput,
@@ -43,14 +53,24 @@ export type {
   StreamCallContext,
   StreamClaim,
   StreamTokenOutcome,
+  StreamAccount,
   TwilioCallIdentity,
 } from './repositories/call.repository';
-export { CONCURRENCY_LIMIT_REASON, MACHINE_DETECTION_MODES } from './repositories/call-admission';
+export {
+  CONCURRENCY_LIMIT_REASON,
+  MACHINE_DETECTION_MODES,
+  isOverLimit,
+  lockOrganizationCalls,
+  readConcurrency,
+  recordRefusal,
+} from './repositories/call-admission';
 export type {
   Admission,
   Refusal,
   AnsweredByInput,
+  ConcurrencyPolicy,
   ConcurrencySnapshot,
+  RefusalInput,
   CreateOutboundCallInput,
   IssueOutboundStreamTokenInput,
   MachineDetectionMode,
@@ -127,7 +147,8 @@ export type {
 export { CostRepository } from './billing/cost.repository';
 export type { CallCostRecord, NewCatalogVersionInput } from './billing/cost.repository';
 export type { CostLedgerLineRecord } from './billing/cost-lines';
-export { BUDGET_EXCEEDED_REASON, BUDGET_THRESHOLDS } from './billing/budgets';
+export { BUDGET_EXCEEDED_REASON, BUDGET_THRESHOLDS, budgetStatusAt, hasHardBudget, isBudgetExhausted } from './billing/budgets';
+export { CostLedger } from './billing/cost-ledger';
 export type { BudgetStatus } from './billing/budgets';
 export { DEFAULT_CATALOG_CURRENCY } from './billing/price-catalogs';
 export type { PriceCatalogRecord } from './billing/price-catalogs';

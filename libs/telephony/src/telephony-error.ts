@@ -8,7 +8,8 @@ export type TelephonyErrorCode =
   | 'invalid_parameter_name'
   | 'parameter_too_long'
   | 'invalid_auth_token'
-  | 'invalid_token_ttl';
+  | 'invalid_token_ttl'
+  | 'invalid_account_sid';
 
 /**
  * Thrown for programming or configuration mistakes, never for bad data arriving from Twilio (those

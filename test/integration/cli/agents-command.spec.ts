@@ -4,13 +4,15 @@ import { join } from 'node:path';
 import { loadAppConfig } from '@switchboard/config';
 import { parseAgentConfig } from '@switchboard/conversation';
 import { createRepositories, createTestPrisma, testDatabaseUrl, uniqueE164 } from '../../support/database';
+import { TEST_SECRETS_ENCRYPTION_KEY } from '../../support/test-server';
 import { runAgentsCommand } from '../../../apps/cli/src/agents.command';
+import { runSecretsCommand } from '../../../apps/cli/src/secrets.command';
 
 describe('npm run agents (against the real database)', () => {
   const prisma = createTestPrisma();
   const repos = createRepositories(prisma);
   let dir: string;
-  const config = loadAppConfig({ DATABASE_URL: testDatabaseUrl(), MIGRATE_ON_START: 'false', LOG_LEVEL: 'silent' });
+  const config = loadAppConfig({ DATABASE_URL: testDatabaseUrl(), MIGRATE_ON_START: 'false', LOG_LEVEL: 'silent', SECRETS_ENCRYPTION_KEY: TEST_SECRETS_ENCRYPTION_KEY });
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'agents-cli-'));
@@ -21,6 +23,8 @@ describe('npm run agents (against the real database)', () => {
   });
 
   it('creates the example pipeline agent and routes a number to it', async () => {
+    // The example's webhook tool signs with the default organization's vault secret "booking-signing".
+    expect(await runSecretsCommand(['generate-signing', 'booking-signing'], config, () => undefined)).toBe(0);
     const lines: string[] = [];
     const number = uniqueE164();
     const code = await runAgentsCommand(['create', '--name', 'Front desk', '--engine', 'pipeline', '--config', 'examples/agents/front-desk.pipeline.json', '--number', number], config, (line) => lines.push(line));

@@ -64,7 +64,7 @@ describe('Cost ledger: pricing a call as it ends, catalog versions, Twilio corre
     it('writes call_costs and one charge line per component in the transaction that ends the call', async () => {
       const organizationId = await fx.organization(['call.cost']);
       const agentId = await fx.agent(organizationId);
-      const catalog = await fx.costs.createCatalogVersion({ organizationId, prices: PRICES, effectiveFrom: new Date('2031-01-01T00:00:00Z') });
+      const catalog = await fx.costs.createCatalogVersion({ organizationId, setBy: 'operator', prices: PRICES, effectiveFrom: new Date('2031-01-01T00:00:00Z') });
       expect(catalog).toMatchObject({ organizationId, version: 1, currency: 'USD' });
       const startedAt = new Date('2031-01-15T10:00:00.000Z');
 
@@ -95,7 +95,7 @@ describe('Cost ledger: pricing a call as it ends, catalog versions, Twilio corre
       const startedAt = new Date('2031-01-16T10:00:00.000Z');
       const { callId } = await fx.startInbound({ organizationId, agentId, startedAt });
 
-      await expect(fx.repos.calls.finalise(callId, { endReason: 'caller_hangup', endedAt: secondsAfter(startedAt, 61) })).rejects.toThrow(/gpuPerSecond/);
+      await expect(fx.repos.callEnds.finalise(callId, { endReason: 'caller_hangup', endedAt: secondsAfter(startedAt, 61) })).rejects.toThrow(/gpuPerSecond/);
 
       await expect(fx.repos.calls.findById(callId)).resolves.toMatchObject({ endReason: null, endedAt: null });
       await expect(fx.callCostRow(callId)).resolves.toBeNull();
@@ -104,7 +104,7 @@ describe('Cost ledger: pricing a call as it ends, catalog versions, Twilio corre
       await expect(fx.eventData(organizationId, 'call.cost')).resolves.toEqual([]);
       // Nothing half-done blocks a later end once a valid version is in force.
       await fx.insertCatalog({ organizationId, version: 2, prices: PRICES, effectiveFrom: secondsAfter(LONG_AGO, 1) });
-      await expect(fx.repos.calls.finalise(callId, { endReason: 'caller_hangup', endedAt: secondsAfter(startedAt, 61) })).resolves.toBe(true);
+      await expect(fx.repos.callEnds.finalise(callId, { endReason: 'caller_hangup', endedAt: secondsAfter(startedAt, 61) })).resolves.toBe(true);
       await expect(fx.chargedByComponent(callId)).resolves.toEqual({ telephony: { quantity: 2, amountMicros: 20_000 } });
     });
 
@@ -113,10 +113,10 @@ describe('Cost ledger: pricing a call as it ends, catalog versions, Twilio corre
       const startedAt = new Date('2031-01-17T10:00:00.000Z');
       const { callId } = await fx.startInbound({ organizationId, agentId, startedAt });
 
-      await expect(fx.repos.calls.finalise(callId, { endReason: 'api_hangup', endedAt: secondsAfter(startedAt, 61) })).resolves.toBe(true);
+      await expect(fx.repos.callEnds.finalise(callId, { endReason: 'api_hangup', endedAt: secondsAfter(startedAt, 61) })).resolves.toBe(true);
       await expect(fx.chargedByComponent(callId)).resolves.toEqual({ telephony: { quantity: 2, amountMicros: 20_000 } });
       // The media stream closes a moment later and reports what it measured: the end reason stays.
-      await expect(fx.repos.calls.finalise(callId, { endReason: 'stream_stopped', endedAt: secondsAfter(startedAt, 62), usage: USAGE })).resolves.toBe(false);
+      await expect(fx.repos.callEnds.finalise(callId, { endReason: 'stream_stopped', endedAt: secondsAfter(startedAt, 62), usage: USAGE })).resolves.toBe(false);
 
       await expect(fx.repos.calls.findById(callId)).resolves.toMatchObject({ endReason: 'api_hangup' });
       const lines = await fx.ledger(callId);
@@ -137,18 +137,18 @@ describe('Cost ledger: pricing a call as it ends, catalog versions, Twilio corre
     it('an outbound call is measured from its answer, at the outbound price', async () => {
       const { organizationId, agentId } = await pricedOrganization();
       const startedAt = new Date('2031-01-17T10:00:00.000Z');
-      const admission = await fx.repos.calls.createOutboundWithinLimit({
+      const admission = await fx.repos.admission.reserveOutbound({
         organizationId, agentId, agentConfigVersion: 1, twilioAccountSid: TEST_ACCOUNT_SID, fromNumber: uniqueE164(), toNumber: uniqueE164(),
-        variables: {}, machineDetection: null, defaultConcurrencyLimit: 10, at: startedAt,
+        variables: {}, machineDetection: null, at: startedAt,
       });
       if (!admission.admitted) throw new Error('outbound call refused');
       const callId = admission.call.id;
       const callSid = uniqueCallSid();
       await fx.repos.calls.attachTwilioCallSid(callId, callSid);
-      await fx.repos.calls.applyStatusCallback({ twilioCallSid: callSid, status: 'in-progress', at: secondsAfter(startedAt, 20) });
+      await fx.repos.callEnds.applyStatusCallback({ twilioCallSid: callSid, status: 'in-progress', at: secondsAfter(startedAt, 20) });
       await prisma.call.update({ where: { id: callId }, data: { streamStartedAt: secondsAfter(startedAt, 21) } });
 
-      await fx.repos.calls.finalise(callId, { endReason: 'agent_hangup', endedAt: secondsAfter(startedAt, 81) });
+      await fx.repos.callEnds.finalise(callId, { endReason: 'agent_hangup', endedAt: secondsAfter(startedAt, 81) });
 
       // Answered at +20 s, ended at +81 s: 61 s connected = 2 started minutes × 20 000 (the 20 s of ringing are free).
       await expect(fx.chargedByComponent(callId)).resolves.toEqual({ telephony: { quantity: 2, amountMicros: 40_000 } });
@@ -246,7 +246,7 @@ describe('Cost ledger: pricing a call as it ends, catalog versions, Twilio corre
       await expect(fx.callCostRow(callId)).resolves.toBeNull();
       await expect(fx.ledger(callId)).resolves.toEqual([]);
 
-      await fx.repos.calls.finalise(callId, { endReason: 'caller_hangup', endedAt: secondsAfter(startedAt, 126), usage: { ...USAGE, streamMs: 124_000 } });
+      await fx.repos.callEnds.finalise(callId, { endReason: 'caller_hangup', endedAt: secondsAfter(startedAt, 126), usage: { ...USAGE, streamMs: 124_000 } });
 
       // Measured: 125 s (the earlier end wins) = 3 started minutes, but Twilio's 4 is what it invoices: 4 × 10 000.
       const charged = await fx.chargedByComponent(callId);
@@ -273,7 +273,7 @@ describe('Cost ledger: pricing a call as it ends, catalog versions, Twilio corre
     it('never make a call to a number no organization owns billable', async () => {
       const callSid = uniqueCallSid();
       const at = new Date('2031-03-04T09:00:00.000Z');
-      const rejected = await fx.repos.calls.createRejected({
+      const rejected = await fx.repos.admission.recordRejected({
         twilioCallSid: callSid, twilioAccountSid: TEST_ACCOUNT_SID, fromNumber: uniqueE164(), toNumber: uniqueE164(), status: 'ringing', endReason: 'unknown_number', at,
       });
       await expect(fx.completed(callSid, secondsAfter(at, 5), { billedMinutes: 1, callDurationSeconds: 5 })).resolves.toBe(true);
@@ -300,7 +300,7 @@ describe('Cost ledger: pricing a call as it ends, catalog versions, Twilio corre
       await expect(fx.costs.callCost(organizationId, callId)).resolves.toEqual(first);
 
       // A version made after the call changes nothing about it.
-      await fx.costs.createCatalogVersion({ organizationId, prices: { telephonyInboundPerMinute: 99_000 } });
+      await fx.costs.createCatalogVersion({ organizationId, setBy: 'operator', prices: { telephonyInboundPerMinute: 99_000 } });
       await expect(fx.costs.callCost(organizationId, callId)).resolves.toEqual(first);
       // Scoped to its organization.
       await expect(fx.costs.callCost(await fx.organization(), callId)).resolves.toBeNull();

@@ -7,7 +7,7 @@ import { Principal } from '../auth/principal.decorator';
 import { RequireScope } from '../auth/require-scope.decorator';
 import { ZodValidationPipe } from '../common/zod-validation.pipe';
 import { ApiErrors, ApiKeyAuthenticated } from '../openapi/api-schemas';
-import { validateAgentConfig } from './agent-config-validation';
+import { AgentConfigValidator } from './agent-config-validation';
 import {
   agentIdParam,
   configVersionParam,
@@ -30,14 +30,17 @@ import { agentNotFound, agentSummary, agentWithConfig } from './agent-responses'
 @Controller('v1/agents')
 @UseGuards(ApiKeyGuard)
 export class AgentsController {
-  constructor(private readonly agents: AgentRepository) {}
+  constructor(
+    private readonly agents: AgentRepository,
+    private readonly configs: AgentConfigValidator,
+  ) {}
 
   @Post()
   @RequireScope('admin')
   @ApiCreatedResponse({ type: AgentDto, description: 'The agent with its config (version 1), defaults filled in.' })
   @ApiErrors(400, 403)
   async create(@Principal() principal: ApiPrincipal, @Body(new ZodValidationPipe(createAgentBody)) body: CreateAgentBodyDto) {
-    const config = validateAgentConfig(body.config);
+    const config = await this.configs.validate(principal.organizationId, body.config);
     const agent = await this.agents.create({
       organizationId: principal.organizationId,
       name: body.name,
@@ -93,7 +96,7 @@ export class AgentsController {
   ) {
     const { organizationId } = principal;
     // Validate before writing anything, so a bad config does not leave a half-applied rename.
-    const config = body.config === undefined ? undefined : validateAgentConfig(body.config);
+    const config = body.config === undefined ? undefined : await this.configs.validate(organizationId, body.config);
     const agent = await this.agents.findById(organizationId, id);
     if (!agent) throw agentNotFound(id);
     if (body.name !== undefined && body.name !== agent.name) {

@@ -1,8 +1,13 @@
 import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '@switchboard/config';
-import { EchoAgentEngine, PipelineAgentEngine, RealtimeAgentEngine, type AgentConfig, type AgentEngine } from '@switchboard/conversation';
+import { EchoAgentEngine, PipelineAgentEngine, RealtimeAgentEngine, type AgentCallContext, type AgentConfig, type AgentEngine, type ToolRunner } from '@switchboard/conversation';
 import { createToolRunner } from '@switchboard/conversation/tools/agent-tool-runner';
+import { ToolSchemaCache } from '@switchboard/conversation/tools/tool-schema';
+import type { ToolFetch } from '@switchboard/conversation/tools/webhook-tool';
 import { InferenceService } from '../inference/inference.service';
+import { TenantOutbound } from '../outbound/outbound-guard.provider';
+import { SecretsService } from '../secrets/secrets.service';
+import { EngineCredentials } from './engine-credentials';
 import { ServerPipelineEngines } from './server-pipeline-engines';
 import { ServerRealtimeEngines } from './server-realtime-engines';
 import { CallUsageRegistry } from '../usage/call-usage-registry';
@@ -12,18 +17,28 @@ import { CallUsageRegistry } from '../usage/call-usage-registry';
 export class AgentEngines implements OnApplicationShutdown {
   private readonly pipelineEngines: ServerPipelineEngines;
   private readonly engines: Map<string, AgentEngine>;
+  /** Tool schemas compiled once per agent config version, not at every call start. */
+  private readonly toolSchemas = new ToolSchemaCache();
 
-  constructor(@Inject(APP_CONFIG) config: AppConfig, inference: InferenceService, usage: CallUsageRegistry) {
-    this.pipelineEngines = new ServerPipelineEngines(() => inference.runtime(), inference.models, config.inference.modelsDir, usage);
-    const realtimeEngines = new ServerRealtimeEngines(usage);
-    const tools = (agentConfig: AgentConfig) => createToolRunner(agentConfig.tools);
+  constructor(
+    @Inject(APP_CONFIG) config: AppConfig,
+    inference: InferenceService,
+    usage: CallUsageRegistry,
+    credentials: EngineCredentials,
+    private readonly secrets: SecretsService,
+    private readonly outbound: TenantOutbound,
+  ) {
+    const guard = outbound.guard;
+    this.pipelineEngines = new ServerPipelineEngines(() => inference.runtime(), inference.models, config.inference.modelsDir, usage, credentials, guard);
+    const realtimeEngines = new ServerRealtimeEngines(usage, credentials, guard);
+    const tools = (agentConfig: AgentConfig, context: AgentCallContext) => this.toolRunner(agentConfig, context);
     this.engines = new Map<string, AgentEngine>([
       ['echo', new EchoAgentEngine()],
       ['pipeline', new PipelineAgentEngine({ engines: this.pipelineEngines, createToolRunner: tools })],
       [
         'realtime',
         new RealtimeAgentEngine({
-          resolveEngine: (agentConfig) => realtimeEngines.resolve(agentConfig),
+          resolveEngine: (agentConfig, call) => realtimeEngines.resolve(agentConfig, call),
           createToolRunner: tools,
           createVadStream: (callId) => this.pipelineEngines.createVadStream(callId),
         }),
@@ -41,5 +56,18 @@ export class AgentEngines implements OnApplicationShutdown {
 
   async onApplicationShutdown(): Promise<void> {
     await this.pipelineEngines.close();
+  }
+
+  /**
+   * The call's tools: signed with its organization's vault secrets, sent through the outbound guard,
+   * with `parameters` compiled once per config version (versions never change).
+   */
+  private toolRunner(agentConfig: AgentConfig, context: AgentCallContext): ToolRunner {
+    const fetch: ToolFetch = (url, init) => this.outbound.guard.fetch(url, init as never);
+    return createToolRunner(agentConfig.tools, {
+      resolveSigningSecret: async (name) => (await this.secrets.resolve(context.organizationId, name))?.value,
+      fetch,
+      schemaCache: { cache: this.toolSchemas, configKey: `${context.agentId}:${context.agentConfigVersion}` },
+    });
   }
 }

@@ -1,16 +1,7 @@
-import { resolveSecret } from '@switchboard/conversation/config/secret-reference';
-
-/** OpenAI's API root, used when an agent names no other OpenAI-compatible server. */
-export const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com/v1';
-
-/** The API key an agent's engine settings refer to (by environment variable name), if any. */
-export function apiKeyFor(settings: { apiKeyEnv?: string }): string | undefined {
-  return settings.apiKeyEnv ? resolveSecret(settings.apiKeyEnv) : undefined;
-}
-
 /**
  * Remote engine clients are cached per endpoint, model and key so calls share their circuit
- * breaker state and connection pools. The key itself never enters the cache key, only its name.
+ * breaker state and connection pools. The key itself never enters the cache key, only where it
+ * came from (see EngineCredentials).
  */
 export class EngineCache<T> {
   private readonly entries = new Map<string, Promise<T>>();

@@ -1,4 +1,5 @@
-import type { AgentConfig, PipelineEngineResolver, PipelineEngines } from '@switchboard/conversation';
+import type { AgentConfig, EngineCallContext, PipelineEngineResolver, PipelineEngines } from '@switchboard/conversation';
+import { OPENAI_DEFAULT_BASE_URL } from '@switchboard/conversation/config/secret-reference';
 import type { AsrEngine } from '@switchboard/inference/asr/asr-engine';
 import { LocalWhisperAsr } from '@switchboard/inference/asr/local';
 import { OpenAiTranscriptionAsr } from '@switchboard/inference/asr/remote';
@@ -13,7 +14,10 @@ import { SmartTurnClassifier } from '@switchboard/inference/turn-model';
 import { SileroVad, type VadStream } from '@switchboard/inference/vad';
 import type { ModelRegistry } from '@switchboard/inference/models';
 import { modelFolder } from '@switchboard/inference/models/model-paths';
-import { apiKeyFor, EngineCache, OPENAI_DEFAULT_BASE_URL } from './remote-engine-settings';
+import type { RemoteFetch } from '@switchboard/inference/remote';
+import type { OutboundGuard } from '@switchboard/net';
+import { EngineCache } from './remote-engine-settings';
+import { EngineConfigError, type EngineCredentials, type EngineKey } from './engine-credentials';
 import type { CallUsageRegistry } from '../usage/call-usage-registry';
 import { meterAsr, meterLlm, meterTts } from '../usage/metered-engines';
 
@@ -23,7 +27,9 @@ const TTS_SAMPLE_RATES: Record<AgentConfig['tts']['provider'], number> = { flite
 /**
  * Builds a pipeline call's engines from its agent config: remote engines for OpenAI-compatible
  * servers, local ones through the shared inference runtime (models from MODELS_DIR), Flite built
- * in. Engines are shared by every call with the same settings.
+ * in. Engines are shared by every call with the same settings and key. Remote engines reach their
+ * servers only through the outbound guard, with the key of the call's organization (or the
+ * operator's, for the provider's own endpoint).
  */
 export class ServerPipelineEngines implements PipelineEngineResolver {
   private vad: Promise<SileroVad> | undefined;
@@ -37,18 +43,21 @@ export class ServerPipelineEngines implements PipelineEngineResolver {
     private readonly models: ModelRegistry,
     private readonly modelsDir: string,
     private readonly usage: CallUsageRegistry,
+    private readonly credentials: EngineCredentials,
+    private readonly outbound: OutboundGuard,
   ) {}
 
   ttsSampleRate(config: AgentConfig): number {
     return TTS_SAMPLE_RATES[config.tts.provider];
   }
 
-  async resolve(config: AgentConfig, callId: string): Promise<PipelineEngines> {
+  async resolve(config: AgentConfig, call: EngineCallContext): Promise<PipelineEngines> {
+    const { callId, organizationId } = call;
     const [vad, asr, llm, tts, endOfTurnClassifier] = await Promise.all([
       this.sileroVad(),
-      this.asrFor(config.stt, config.language),
-      this.llmFor(config.llm),
-      this.ttsFor(config.tts),
+      this.asrFor(config.stt, config.language, organizationId),
+      this.llmFor(config.llm, organizationId),
+      this.ttsFor(config.tts, organizationId),
       config.turn.endOfTurnModel ? this.endOfTurnModel() : Promise.resolve(undefined),
     ]);
     // Engines are shared by calls; the meters route each request's usage to its call (by callId).
@@ -65,29 +74,33 @@ export class ServerPipelineEngines implements PipelineEngineResolver {
     for (const tts of await this.tts.values()) if (tts instanceof FliteTts) await tts.close();
   }
 
-  private asrFor(stt: AgentConfig['stt'], language: string): Promise<AsrEngine> {
+  private async asrFor(stt: AgentConfig['stt'], language: string, organizationId: string): Promise<AsrEngine> {
     if (stt.provider === 'local') {
       return this.asr.get(['local', stt.model], async () => LocalWhisperAsr.load({ runtime: await this.runtime(), modelDir: this.installedFolder(stt.model), defaultLanguage: language }));
     }
-    return this.asr.get(['openai', stt.baseUrl, stt.model, stt.apiKeyEnv], () => new OpenAiTranscriptionAsr({ baseUrl: stt.baseUrl ?? OPENAI_DEFAULT_BASE_URL, model: stt.model, apiKey: apiKeyFor(stt) }));
+    const { baseUrl, key } = await this.remoteEndpoint('stt', stt, organizationId);
+    return this.asr.get(['openai', baseUrl, stt.model, key.cacheKey], () => new OpenAiTranscriptionAsr({ baseUrl, model: stt.model, apiKey: key.apiKey, fetch: this.fetch }));
   }
 
-  private llmFor(llm: AgentConfig['llm']): Promise<LlmEngine> {
+  private async llmFor(llm: AgentConfig['llm'], organizationId: string): Promise<LlmEngine> {
     if (llm.provider === 'local') {
       return this.llm.get(['local', llm.model], async () => LocalOnnxLlm.load({ runtime: await this.runtime(), modelDir: this.installedFolder(llm.model) }));
     }
-    return this.llm.get(['openai', llm.baseUrl, llm.model, llm.apiKeyEnv], () => new OpenAiChatLlm({ baseUrl: llm.baseUrl ?? OPENAI_DEFAULT_BASE_URL, model: llm.model, apiKey: apiKeyFor(llm) }));
+    const { baseUrl, key } = await this.remoteEndpoint('llm', llm, organizationId);
+    return this.llm.get(['openai', baseUrl, llm.model, key.cacheKey], () => new OpenAiChatLlm({ baseUrl, model: llm.model, apiKey: key.apiKey, fetch: this.fetch }));
   }
 
-  private ttsFor(tts: AgentConfig['tts']): Promise<TtsEngine> {
+  private async ttsFor(tts: AgentConfig['tts'], organizationId: string): Promise<TtsEngine> {
     switch (tts.provider) {
       case 'flite':
         // One worker pool for every Flite voice: the voice is chosen per sentence.
         return this.tts.get(['flite'], () => new FliteTts());
-      case 'openai':
-        return this.tts.get(['openai', tts.baseUrl, tts.model, tts.apiKeyEnv], () =>
-          new OpenAiSpeechTts({ baseUrl: tts.baseUrl ?? OPENAI_DEFAULT_BASE_URL, model: tts.model ?? 'gpt-4o-mini-tts', apiKey: apiKeyFor(tts), voice: tts.voice }),
+      case 'openai': {
+        const { baseUrl, key } = await this.remoteEndpoint('tts', tts, organizationId);
+        return this.tts.get(['openai', baseUrl, tts.model, key.cacheKey], () =>
+          new OpenAiSpeechTts({ baseUrl, model: tts.model ?? 'gpt-4o-mini-tts', apiKey: key.apiKey, voice: tts.voice, fetch: this.fetch }),
         );
+      }
       case 'kokoro':
         return this.tts.get(['kokoro', tts.model], async () =>
           KokoroTts.load({ runtime: await this.runtime(), modelDir: this.installedFolder(tts.model ?? 'kokoro-82m-v1.0'), phonemizer: new EspeakProcessPhonemizer(), defaultVoice: tts.voice }),
@@ -97,6 +110,24 @@ export class ServerPipelineEngines implements PipelineEngineResolver {
           PiperTts.load({ runtime: await this.runtime(), modelPath: this.installedFile(tts.model ?? 'piper-en_US-lessac-medium', (path) => path.endsWith('.onnx')), phonemizer: new EspeakProcessPhonemizer() }),
         );
     }
+  }
+
+  /** Requests to remote engines go through the outbound guard (its fetch has the same shape as the global one). */
+  private readonly fetch: RemoteFetch = (url, init) => this.outbound.fetch(url, init as never);
+
+  /**
+   * A remote engine's endpoint and key for a call of `organizationId`. A URL the outbound rule refuses
+   * (a config stored before the rule) fails here, before any request, with the reason.
+   */
+  private async remoteEndpoint(
+    path: 'stt' | 'llm' | 'tts',
+    settings: { baseUrl?: string; apiKeySecret?: string; apiKeyEnv?: string },
+    organizationId: string,
+  ): Promise<{ baseUrl: string; key: EngineKey }> {
+    const baseUrl = settings.baseUrl ?? OPENAI_DEFAULT_BASE_URL;
+    const check = this.outbound.checkUrl(baseUrl, 'http');
+    if (!check.ok) throw new EngineConfigError(`${path}.baseUrl refused: ${check.reason}`);
+    return { baseUrl, key: await this.credentials.keyFor(organizationId, settings, settings.baseUrl) };
   }
 
   /**

@@ -1,21 +1,51 @@
-import type { AgentConfig } from '@switchboard/conversation';
+import type { AgentConfig, EngineCallContext } from '@switchboard/conversation';
 import { OpenAiRealtimeEngine, type SpeechToSpeechEngine } from '@switchboard/inference/speech-to-speech';
-import { apiKeyFor, EngineCache } from './remote-engine-settings';
+import type { OutboundGuard } from '@switchboard/net';
+import { EngineCache } from './remote-engine-settings';
+import { EngineConfigError, type EngineCredentials } from './engine-credentials';
 import type { CallUsageRegistry } from '../usage/call-usage-registry';
 import { meterSpeechToSpeech } from '../usage/metered-engines';
 
-/** Speech-to-speech engines for `realtime` agents, shared per endpoint, model and key. */
+/**
+ * Speech-to-speech engines for `realtime` agents, shared per endpoint, model and key. The socket
+ * connects only where the outbound guard allows, with the call's organization's key (or the
+ * operator's, for OpenAI's own endpoint).
+ */
 export class ServerRealtimeEngines {
   private readonly engines = new EngineCache<SpeechToSpeechEngine>();
 
-  constructor(private readonly usage: CallUsageRegistry) {}
+  constructor(
+    private readonly usage: CallUsageRegistry,
+    private readonly credentials: EngineCredentials,
+    private readonly outbound: OutboundGuard,
+  ) {}
 
-  resolve(config: AgentConfig): Promise<SpeechToSpeechEngine> {
+  async resolve(config: AgentConfig, call: EngineCallContext): Promise<SpeechToSpeechEngine> {
     const realtime = config.realtime;
-    return this.engines.get([realtime.url, realtime.model, realtime.apiKeyEnv], () => {
-      const apiKey = apiKeyFor(realtime);
-      if (!apiKey) throw new Error('realtime agent: set realtime.apiKeyEnv to the environment variable holding the API key');
-      return meterSpeechToSpeech(new OpenAiRealtimeEngine({ apiKey, model: realtime.model, baseUrl: realtime.url, defaultVoice: realtime.voice }), this.usage);
-    });
+    if (realtime.url !== undefined) {
+      const check = this.outbound.checkUrl(realtime.url, 'ws');
+      if (!check.ok) throw new EngineConfigError(`realtime.url refused: ${check.reason}`);
+    }
+    const key = await this.credentials.keyFor(call.organizationId, realtime, realtime.url);
+    const apiKey = key.apiKey;
+    if (!apiKey) throw new EngineConfigError('realtime agent: set realtime.apiKeySecret to the name of a secret holding the API key');
+    return this.engines.get([realtime.url, realtime.model, key.cacheKey], () =>
+      meterSpeechToSpeech(
+        new OpenAiRealtimeEngine({
+          apiKey,
+          model: realtime.model,
+          baseUrl: realtime.url,
+          defaultVoice: realtime.voice,
+          connectionGuard: {
+            refusal: (url) => {
+              const check = this.outbound.checkUrl(url, 'ws');
+              return check.ok ? undefined : check.reason;
+            },
+            lookup: this.outbound.lookup,
+          },
+        }),
+        this.usage,
+      ),
+    );
   }
 }

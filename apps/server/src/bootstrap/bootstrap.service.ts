@@ -1,9 +1,10 @@
 import { Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '@switchboard/config';
-import { AgentRepository, ApiKeyRepository, OrganizationRepository, PhoneNumberRepository } from '@switchboard/persistence';
+import { AgentRepository, ApiKeyRepository, PhoneNumberRepository } from '@switchboard/persistence';
 import { PinoLogger } from 'nestjs-pino';
+import { BootstrapOrganization, DEFAULT_ORGANIZATION_NAME } from '../twilio-accounts/bootstrap-organization';
 
-export const DEFAULT_ORGANIZATION_NAME = 'Default organization';
+export { DEFAULT_ORGANIZATION_NAME };
 export const ECHO_AGENT_NAME = 'Echo (loopback test agent)';
 
 /**
@@ -15,7 +16,7 @@ export const ECHO_AGENT_NAME = 'Echo (loopback test agent)';
 export class BootstrapService implements OnApplicationBootstrap {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    private readonly organizations: OrganizationRepository,
+    private readonly bootstrap: BootstrapOrganization,
     private readonly apiKeys: ApiKeyRepository,
     private readonly agents: AgentRepository,
     private readonly phoneNumbers: PhoneNumberRepository,
@@ -25,7 +26,7 @@ export class BootstrapService implements OnApplicationBootstrap {
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    const organization = await this.organizations.ensure(DEFAULT_ORGANIZATION_NAME);
+    const organization = { id: await this.bootstrap.organizationId() };
     if (this.config.adminApiKey) {
       await this.apiKeys.upsertBootstrapKey(organization.id, this.config.adminApiKey);
     } else {

@@ -11,6 +11,8 @@ import {
 } from '@switchboard/persistence';
 import { webhookUrl } from '@switchboard/telephony';
 import { PinoLogger } from 'nestjs-pino';
+import { CallAdmissionService } from '../call-lifecycle/call-admission.service';
+import { CallEndService } from '../call-lifecycle/call-end.service';
 import { unknownAgent } from '../phone-numbers/phone-number-errors';
 import { describeTwilioFailure } from '../telephony-control/twilio-failure';
 import { TwilioRestClientFactory } from '../telephony-control/twilio-rest-client.factory';
@@ -40,6 +42,8 @@ export class OutboundCallService {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly calls: CallRepository,
+    private readonly admission: CallAdmissionService,
+    private readonly callEnds: CallEndService,
     private readonly callEvents: CallEventRepository,
     private readonly agents: AgentRepository,
     private readonly phoneNumbers: PhoneNumberRepository,
@@ -56,7 +60,7 @@ export class OutboundCallService {
     const accountSid = this.config.twilio.accountSid;
     if (!this.twilioRest.isConfigured || !accountSid) throw twilioNotConfigured();
 
-    const admission = await this.calls.createOutboundWithinLimit({
+    const admission = await this.admission.reserveOutbound({
       organizationId,
       agentId: agent.id,
       agentConfigVersion: agent.currentVersion,
@@ -65,7 +69,6 @@ export class OutboundCallService {
       toNumber: body.to,
       variables: body.variables,
       machineDetection: body.machineDetection ?? null,
-      defaultConcurrencyLimit: this.config.calls.maxConcurrentPerOrg,
     });
     if (!admission.admitted) {
       const { admitted: _admitted, ...refusal } = admission;
@@ -105,7 +108,7 @@ export class OutboundCallService {
       this.logger.error({ callId: call.id, twilio: failure }, 'Twilio refused to place the outbound call');
       await this.calls.markOutboundFailed(call.id, at);
       await this.callEvents.append(call.id, { type: 'twilio_error', at, payload: { operation: 'calls.create', ...failure } });
-      await this.calls.finalise(call.id, { endReason: 'twilio_error', endedAt: at });
+      await this.callEnds.finalise(call.id, { endReason: 'twilio_error', endedAt: at });
       throw twilioRefused('place the call', call.id, failure);
     }
   }
@@ -133,7 +136,7 @@ export class OutboundCallService {
       this.logger.error({ callId, twilio: failure }, 'Twilio refused to hang up the call');
       throw twilioRefused('hang up the call', callId, failure);
     }
-    await this.calls.finalise(call.id, { endReason: 'api_hangup', endedAt: at });
+    await this.callEnds.finalise(call.id, { endReason: 'api_hangup', endedAt: at });
     this.logger.info({ callId, callSid: call.twilioCallSid }, 'call hung up through the API');
     return (await this.calls.findForOrganization(organizationId, callId)) ?? call;
   }

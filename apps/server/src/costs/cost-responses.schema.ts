@@ -50,6 +50,16 @@ export const callCostSchema = z.strictObject({
   repriced: z
     .strictObject({ totalMicros: micros, matchesLedger: z.boolean().describe('Pricing the stored meters again gives the ledger\'s net, component by component.') })
     .nullable(),
+  ownPricing: z
+    .strictObject({
+      catalog: z.strictObject({ id: uuid, version: z.number().int(), effectiveFrom: isoDateTime }),
+      currency: z.string(),
+      lines: z.array(costLineSchema),
+      totalMicros: micros,
+      total: decimal,
+    })
+    .nullable()
+    .describe("The same meters at the organization's own prices (POST /v1/price-catalog) in force when the call started: its own report, not what it is billed. Null without own prices."),
 });
 export class CallCostDto extends createApiDto(callCostSchema) {}
 
@@ -72,7 +82,7 @@ function ledgerLineView(line: CostLedgerLineRecord) {
 
 export function callCostView(callId: string, cost: CallCostRecord | null): z.infer<typeof callCostSchema> {
   if (!cost) {
-    return { callId, status: 'pending', currency: null, catalog: null, totalMicros: null, total: null, pricedAt: null, correctedAt: null, meters: null, lines: [], repriced: null };
+    return { callId, status: 'pending', currency: null, catalog: null, totalMicros: null, total: null, pricedAt: null, correctedAt: null, meters: null, lines: [], repriced: null, ownPricing: null };
   }
   return {
     callId,
@@ -86,12 +96,20 @@ export function callCostView(callId: string, cost: CallCostRecord | null): z.inf
     meters: { ...cost.meters },
     lines: cost.lines.map(ledgerLineView),
     repriced: { totalMicros: cost.repriced.totalMicros, matchesLedger: cost.repriced.matchesLedger },
+    ownPricing: cost.ownPricing && {
+      catalog: { ...cost.ownPricing.catalog, effectiveFrom: cost.ownPricing.catalog.effectiveFrom.toISOString() },
+      currency: cost.ownPricing.currency,
+      lines: cost.ownPricing.lines.map(lineView),
+      totalMicros: cost.ownPricing.totalMicros,
+      total: formatMicros(cost.ownPricing.totalMicros),
+    },
   };
 }
 
 export const priceCatalogSchema = z.strictObject({
   id: uuid,
   organizationId: uuid.nullable().describe('Null: the deployment default.'),
+  setBy: z.enum(['operator', 'organization']).describe("operator: prices calls are billed with; organization: the organization's own, for its reports."),
   version: z.number().int(),
   currency: z.string(),
   effectiveFrom: isoDateTime,
@@ -101,9 +119,10 @@ export const priceCatalogSchema = z.strictObject({
 export class PriceCatalogDto extends createApiDto(priceCatalogSchema) {}
 export class PriceCatalogListDto extends createApiDto(
   z.strictObject({
-    inForce: priceCatalogSchema.describe('The version new calls are priced with now.'),
-    own: z.array(priceCatalogSchema).describe("The organization's versions, newest first."),
-    defaults: z.array(priceCatalogSchema).describe('The deployment default versions, newest first (used while the organization has none in force).'),
+    inForce: priceCatalogSchema.describe('The version new calls are billed with now (the operator\'s).'),
+    operator: z.array(priceCatalogSchema).describe("Versions the operator set for this organization (billing), newest first."),
+    own: z.array(priceCatalogSchema).describe("The organization's own versions (its reports: ownPricing), newest first."),
+    defaults: z.array(priceCatalogSchema).describe('The deployment default versions, newest first (billing while the operator set none for the organization).'),
   }),
 ) {}
 

@@ -1,28 +1,19 @@
 import { Body, Controller, Get, Headers, Param, Post, Query, Res, UseGuards } from '@nestjs/common';
 import { ApiCreatedResponse, ApiOkResponse, ApiProduces, ApiTags } from '@nestjs/swagger';
-import { currencyCode, priceCatalogPrices } from '@switchboard/billing';
 import { CallRepository, CostRepository } from '@switchboard/persistence';
 import type { Response } from 'express';
 import { z } from 'zod';
 import { ApiKeyGuard, type ApiPrincipal } from '../auth/api-key.guard';
 import { Principal } from '../auth/principal.decorator';
 import { RequireScope } from '../auth/require-scope.decorator';
-import { isoTimestamp } from '../common/query-timestamps';
 import { ZodValidationPipe } from '../common/zod-validation.pipe';
-import { ApiErrors, ApiKeyAuthenticated, createApiDto } from '../openapi/api-schemas';
+import { ApiErrors, ApiKeyAuthenticated } from '../openapi/api-schemas';
+import { newCatalogVersionBody, NewCatalogVersionBodyDto } from './price-catalog-requests.schema';
 import { callNotFound } from '../calls/outbound-call-errors';
 import { callIdParam } from '../calls/outbound-call-requests.schema';
 import { CallCostDto, callCostView, catalogView, PriceCatalogDto, PriceCatalogListDto } from './cost-responses.schema';
 import { usageQuery, UsageQueryDto, usageReportCsv, UsageReportDto, usageReportView } from './usage-report.schema';
 
-const newCatalogVersionBody = z.strictObject({
-  prices: priceCatalogPrices,
-  /** Must be the currency the organization's catalog already uses (absent: that one). */
-  currency: currencyCode.optional(),
-  /** Default: now. Must not be in the past. */
-  effectiveFrom: isoTimestamp.optional(),
-});
-class NewCatalogVersionBodyDto extends createApiDto(newCatalogVersionBody) {}
 
 /**
  * What calls cost: each call's ledger, the usage report, and the organization's price catalog.
@@ -68,17 +59,22 @@ export class CostsController {
   @Get('price-catalog')
   @ApiOkResponse({ type: PriceCatalogListDto })
   async catalogs(@Principal() principal: ApiPrincipal) {
-    const { inForce, own, defaults } = await this.costs.catalogs(principal.organizationId);
-    return { inForce: catalogView(inForce), own: own.map(catalogView), defaults: defaults.map(catalogView) };
+    const { inForce, operator, own, defaults } = await this.costs.catalogs(principal.organizationId);
+    return { inForce: catalogView(inForce), operator: operator.map(catalogView), own: own.map(catalogView), defaults: defaults.map(catalogView) };
   }
 
   @Post('price-catalog')
   @RequireScope('admin')
-  @ApiCreatedResponse({ type: PriceCatalogDto, description: 'A new immutable version; calls that start from effectiveFrom on are priced with it.' })
+  @ApiCreatedResponse({
+    type: PriceCatalogDto,
+    description:
+      "A new immutable version of the organization's OWN prices: calls that start from effectiveFrom on show what they cost at them (ownPricing in GET /v1/calls/:id/cost). What calls are billed with is the operator's catalog.",
+  })
   @ApiErrors(400, 403)
   async createCatalogVersion(@Principal() principal: ApiPrincipal, @Body(new ZodValidationPipe(newCatalogVersionBody)) body: NewCatalogVersionBodyDto) {
     const created = await this.costs.createCatalogVersion({
       organizationId: principal.organizationId,
+      setBy: 'organization',
       prices: body.prices,
       currency: body.currency,
       effectiveFrom: body.effectiveFrom,

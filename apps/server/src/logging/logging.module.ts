@@ -15,6 +15,9 @@ export const REDACTED_PATHS = [
   '*.apiKey',
   '*.streamToken',
   '*.token',
+  '*.value',
+  '*.secret',
+  '*.signingSecret',
 ];
 
 /** Structured JSON logs (pino) with a request id on every line and in every response. */

@@ -1,8 +1,8 @@
 import type { WebSocket, RawData } from 'ws';
 import type { AgentCallContext, AgentEngine, AgentSession, CallControl, ConversationRecorder } from '@switchboard/conversation';
-import { TelephonyAudioInput, TelephonyAudioOutput } from '@switchboard/conversation';
+import { AgentConfigError, TelephonyAudioInput, TelephonyAudioOutput } from '@switchboard/conversation';
 import type { MeasuredAiUsage, MeasuredCallUsage } from '@switchboard/billing';
-import type { CallRepository } from '@switchboard/persistence';
+import type { StreamAccount, StreamClaim } from '@switchboard/persistence';
 import {
   hashStreamToken,
   MediaStreamSession,
@@ -48,15 +48,31 @@ const MULAW_BYTES_PER_MS = 8;
 
 const AGENT_END_REASONS: readonly string[] = ['agent_hangup', 'idle_timeout', 'max_duration', 'transferred', 'agent_error'];
 
+/** How a call ended, as this connection saw it. */
+export interface ConnectionCallEnd {
+  endReason: CallEndReason;
+  endedAt: Date;
+  usage?: MeasuredCallUsage;
+}
+
+/** Why an agent refused to start, for the call's event log (a config error lists its problems). */
+function configFailure(error: unknown): Record<string, unknown> {
+  if (error instanceof AgentConfigError) return { message: error.message, problems: error.problems };
+  return { message: error instanceof Error ? error.message : String(error) };
+}
+
 /** What a connection needs from the server; provided by MediaStreamService. */
 export interface MediaStreamDependencies {
-  calls: CallRepository;
+  /** Spends the stream token, if the call belongs to the account that signed the socket (one atomic statement). */
+  claimStream(input: { callId: string; tokenHash: string; streamSid: string; now: Date; account: StreamAccount }): Promise<StreamClaim>;
+  /** Stores the call's end, retrying while the database is unavailable; resolves once stored (never rejects). */
+  finaliseCall(callId: string, end: ConnectionCallEnd): Promise<void>;
   resolveAgent(engine: string): AgentEngine | undefined;
   createEventBuffer(callId: string): CallEventBuffer;
   /** Where the agent's transcript, tool calls and latency go; flushed before the call is finalised. */
   createRecorder(callId: string, events: CallEventBuffer): ConversationRecorder;
-  /** Hang-up and transfer for the call with this Twilio SID. */
-  createCallControl(callSid: string): CallControl;
+  /** Hang-up and transfer for this call, through the Twilio account it belongs to. */
+  createCallControl(call: { twilioCallSid: string; twilioAccountSid: string }): CallControl;
   /** The call's AI usage meter (STT, TTS, LLM, realtime tokens, inference time), opened at start, read at the end. */
   usage: { open(callId: string): unknown; close(callId: string): MeasuredAiUsage };
   logger: PinoLogger;
@@ -93,6 +109,8 @@ export class MediaStreamConnection implements MediaStreamHandler {
   constructor(
     private readonly socket: WebSocket,
     private readonly deps: MediaStreamDependencies,
+    /** The Twilio account whose signature opened this socket: only that account's calls may stream on it. */
+    private readonly account: StreamAccount = { kind: 'operator' },
   ) {
     this.session = new MediaStreamSession(this, { send: (text) => this.send(text) });
     socket.on('message', (data, isBinary) => this.onSocketMessage(data, isBinary));
@@ -173,11 +191,12 @@ export class MediaStreamConnection implements MediaStreamHandler {
     const callId = start.customParameters[STREAM_PARAM_CALL_ID];
     const token = start.customParameters[STREAM_PARAM_TOKEN];
     if (!callId || !token) return this.refuse(start, 'missing', callId);
-    const claim = await this.deps.calls.claimMediaStream({
+    const claim = await this.deps.claimStream({
       callId,
       tokenHash: hashStreamToken(token),
       streamSid: start.streamSid,
       now: new Date(),
+      account: this.account,
     });
     if (claim.outcome !== 'ok') return this.refuse(start, claim.outcome, callId);
     const call = claim.context;
@@ -185,7 +204,7 @@ export class MediaStreamConnection implements MediaStreamHandler {
       // The stream ended while the token was checked. The call is ours now, so it is finalised
       // here: end() could not, as it did not know the call yet.
       if (this.endedWhileAuthorising) {
-        await this.deps.calls.finalise(callId, { endReason: this.endedWhileAuthorising, endedAt: new Date() });
+        await this.deps.finaliseCall(callId, { endReason: this.endedWhileAuthorising, endedAt: new Date() });
       }
       return;
     }
@@ -219,7 +238,7 @@ export class MediaStreamConnection implements MediaStreamHandler {
       callStartedAt: call.startedAt,
       answeredBy: call.answeredBy,
       recorder: this.recorder,
-      callControl: this.deps.createCallControl(call.twilioCallSid),
+      callControl: this.deps.createCallControl(call),
       endCall: (reason: string) => {
         // Deferred: the agent calls this from inside its own handlers.
         const known = AGENT_END_REASONS.includes(reason) ? (reason as CallEndReason) : 'agent_hangup';
@@ -227,10 +246,18 @@ export class MediaStreamConnection implements MediaStreamHandler {
       },
     };
     this.agentContext = context;
-    const audio = engine.describeAudio?.(context) ?? engine.audio;
-    this.input = new TelephonyAudioInput(audio.inputSampleRate);
-    const output = new TelephonyAudioOutput(audio.outputSampleRate, this.session);
-    this.agent = engine.createSession(context, output);
+    try {
+      const audio = engine.describeAudio?.(context) ?? engine.audio;
+      this.input = new TelephonyAudioInput(audio.inputSampleRate);
+      const output = new TelephonyAudioOutput(audio.outputSampleRate, this.session);
+      this.agent = engine.createSession(context, output);
+    } catch (error) {
+      // A stored config the runtime refuses (written before a rule existed, or straight into the
+      // database): the call record says why, in the tenant's terms, and the call ends at once.
+      this.events.add('error', { code: 'agent_config_refused', engine: engine.name, ...configFailure(error) });
+      this.deps.logger.warn({ callId, err: error }, 'agent could not start: its config was refused');
+      return this.end('agent_error', CLOSE_SERVER_ERROR);
+    }
     this.state = 'active';
     this.deps.logger.info({ callId, streamSid: start.streamSid, engine: engine.name }, 'media stream started');
     for (const frame of this.heldFrames) this.agent.pushAudio(this.input.process(frame));
@@ -304,7 +331,7 @@ export class MediaStreamConnection implements MediaStreamHandler {
           agentAudioSentMs: Math.round(counters.mediaBytesOut / MULAW_BYTES_PER_MS),
           agentAudioHeardMs: Math.round(counters.mediaBytesHeard / MULAW_BYTES_PER_MS),
         };
-        await this.deps.calls.finalise(this.callId, { endReason: reason, endedAt: new Date(), usage });
+        await this.deps.finaliseCall(this.callId, { endReason: reason, endedAt: new Date(), usage });
         this.deps.logger.info({ callId: this.callId, reason }, 'media stream ended');
       }
     } catch (error) {

@@ -1,27 +1,40 @@
-import { Injectable, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { APP_CONFIG, type AppConfig } from '@switchboard/config';
 import { TelephonyAudioInput, TelephonyAudioOutput } from '@switchboard/conversation';
-import { CallEventRepository, CallRepository, ConversationRecordRepository } from '@switchboard/persistence';
+import { CallEventRepository, CallRepository, ConversationRecordRepository, type StreamAccount } from '@switchboard/persistence';
 import { CallControlError, type CallControl } from '@switchboard/conversation';
 import { PinoLogger } from 'nestjs-pino';
 import type { WebSocket } from 'ws';
 import { AgentEngines } from '../agents/agent-engines';
+import { CallEndRetrier } from '../call-lifecycle/call-end-retrier';
 import { TwilioRestClientFactory } from '../telephony-control/twilio-rest-client.factory';
+import { TwilioAccountService } from '../twilio-accounts/twilio-account.service';
 import { CallUsageRegistry } from '../usage/call-usage-registry';
 import { CallEventBuffer } from './call-event-buffer';
 import { ConversationRecordBuffer } from './conversation-record-buffer';
 import { MediaStreamConnection } from './media-stream-connection';
 
-/** Owns the live media connections, so shutdown can end every call cleanly. */
+/** How often this process tells the database its live calls are still carried (at most; see heartbeatIntervalMs). */
+const MEDIA_HEARTBEAT_MAX_INTERVAL_MS = 10_000;
+
+/**
+ * Owns the live media connections: shutdown ends every call cleanly, and a heartbeat marks the calls
+ * this process carries as alive, so the reconciler only ends calls nobody carries any more.
+ */
 @Injectable()
-export class MediaStreamService implements OnModuleInit, OnApplicationShutdown {
+export class MediaStreamService implements OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown {
   private readonly connections = new Set<MediaStreamConnection>();
+  private heartbeat: NodeJS.Timeout | undefined;
 
   constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly calls: CallRepository,
+    private readonly callEnds: CallEndRetrier,
     private readonly callEvents: CallEventRepository,
     private readonly agents: AgentEngines,
     private readonly conversationRecords: ConversationRecordRepository,
     private readonly twilioRest: TwilioRestClientFactory,
+    private readonly twilioAccounts: TwilioAccountService,
     private readonly usage: CallUsageRegistry,
     private readonly logger: PinoLogger,
   ) {
@@ -44,6 +57,11 @@ export class MediaStreamService implements OnModuleInit, OnApplicationShutdown {
     this.logger.info({ durationMs: Math.round(performance.now() - started) }, 'audio filters prepared');
   }
 
+  onApplicationBootstrap(): void {
+    this.heartbeat = setInterval(() => void this.beat(), heartbeatIntervalMs(this.config.calls.reconcileAfterMs));
+    this.heartbeat.unref();
+  }
+
   get activeConnections(): number {
     return this.connections.size;
   }
@@ -61,42 +79,67 @@ export class MediaStreamService implements OnModuleInit, OnApplicationShutdown {
     return false;
   }
 
-  accept(socket: WebSocket): MediaStreamConnection {
-    const connection = new MediaStreamConnection(socket, {
-      calls: this.calls,
-      resolveAgent: (engine) => this.agents.resolve(engine),
-      createEventBuffer: (callId) => new CallEventBuffer(callId, this.callEvents, this.logger),
-      createRecorder: (callId, events) => new ConversationRecordBuffer(callId, this.conversationRecords, events, this.logger),
-      createCallControl: (callSid) => this.callControl(callSid),
-      usage: this.usage,
-      logger: this.logger,
-      onClosed: (closed) => this.connections.delete(closed),
-    });
+  /** A verified media socket; `account` signed its upgrade, and only that account's calls may stream on it. */
+  accept(socket: WebSocket, account: StreamAccount): MediaStreamConnection {
+    const connection = new MediaStreamConnection(
+      socket,
+      {
+        claimStream: (input) => this.calls.claimMediaStream(input),
+        finaliseCall: (callId, end) => this.callEnds.finaliseDurably(callId, end),
+        resolveAgent: (engine) => this.agents.resolve(engine),
+        createEventBuffer: (callId) => new CallEventBuffer(callId, this.callEvents, this.logger),
+        createRecorder: (callId, events) => new ConversationRecordBuffer(callId, this.conversationRecords, events, this.logger),
+        createCallControl: (call) => this.callControl(call.twilioCallSid, call.twilioAccountSid),
+        usage: this.usage,
+        logger: this.logger,
+        onClosed: (closed) => this.connections.delete(closed),
+      },
+      account,
+    );
     this.connections.add(connection);
     return connection;
   }
 
   /**
-   * Twilio REST call control. Without Twilio credentials (local development) hanging up still
-   * works, because closing the media stream ends a <Connect><Stream> call; a transfer cannot.
+   * Twilio REST call control with the credentials of the account the call belongs to (looked up
+   * when first used). Without credentials (local development) hanging up still works, because
+   * closing the media stream ends a <Connect><Stream> call; a transfer cannot.
    */
-  private callControl(callSid: string): CallControl {
-    if (this.twilioRest.isConfigured) {
-      try {
-        return this.twilioRest.callControl(callSid);
-      } catch (error) {
-        this.logger.warn({ err: error, callSid }, 'Twilio call control unavailable for this call');
-      }
-    }
+  private callControl(callSid: string, accountSid: string): CallControl {
+    const control = async (): Promise<CallControl | undefined> => {
+      const rest = this.twilioAccounts.restCredentials(await this.twilioAccounts.forAccountSid(accountSid));
+      if (!rest) return undefined;
+      return this.twilioRest.callControlFor(rest, callSid);
+    };
     return {
-      hangUp: async () => undefined,
-      transfer: async () => {
-        throw new CallControlError('transfer needs TWILIO_ACCOUNT_SID and TWILIO_AUTH_TOKEN (Twilio REST API)');
+      hangUp: async (reason) => {
+        await (await control())?.hangUp(reason);
+      },
+      transfer: async (to) => {
+        const twilio = await control();
+        if (!twilio) throw new CallControlError('transfer needs the Twilio account credentials of this call (TWILIO_ACCOUNT_SID and TWILIO_AUTH_TOKEN, or the organization\'s own account)');
+        await twilio.transfer(to);
       },
     };
   }
 
+  /** One statement for every call this process carries; a failure only delays the next beat. */
+  private async beat(): Promise<void> {
+    const callIds = [...this.connections].flatMap((connection) => (connection.activeCallId === undefined ? [] : [connection.activeCallId]));
+    try {
+      await this.calls.touchMediaSeen(callIds, new Date());
+    } catch (error) {
+      this.logger.warn({ err: error, calls: callIds.length }, 'media heartbeat not stored; the next one will try again');
+    }
+  }
+
   async onApplicationShutdown(): Promise<void> {
+    clearInterval(this.heartbeat);
     await Promise.all([...this.connections].map((connection) => connection.shutdown()));
   }
+}
+
+/** Well inside the reconciler's bound, so a live call is never taken for a quiet one. */
+export function heartbeatIntervalMs(reconcileAfterMs: number): number {
+  return Math.min(MEDIA_HEARTBEAT_MAX_INTERVAL_MS, Math.floor(reconcileAfterMs / 4));
 }

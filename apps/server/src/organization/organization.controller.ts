@@ -1,4 +1,4 @@
-import { Body, Controller, Get, Inject, NotFoundException, Patch, UseGuards } from '@nestjs/common';
+import { BadRequestException, Body, Controller, Get, Inject, NotFoundException, Patch, UseGuards } from '@nestjs/common';
 import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { APP_CONFIG, type AppConfig } from '@switchboard/config';
 import { formatMicros } from '@switchboard/billing';
@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { ApiKeyGuard, type ApiPrincipal } from '../auth/api-key.guard';
 import { Principal } from '../auth/principal.decorator';
 import { RequireScope } from '../auth/require-scope.decorator';
+import { concurrencyPolicyOf } from '../call-lifecycle/concurrency-policy';
 import { ZodValidationPipe } from '../common/zod-validation.pipe';
 import { ApiErrors, ApiKeyAuthenticated, createApiDto, isoDateTime, uuid } from '../openapi/api-schemas';
 
@@ -27,6 +28,7 @@ const organizationSchema = z.strictObject({
   name: z.string(),
   createdAt: isoDateTime,
   maxConcurrentCalls: z.number().int().nullable().describe("The organization's own limit; null: the deployment default."),
+  maxConcurrentCallsCap: z.number().int().describe("The operator's ceiling for this organization's limit (MAX_CONCURRENT_CALLS_CAP, or set per organization with the operator key)."),
   effectiveMaxConcurrentCalls: z.number().int().describe('The limit enforced now.'),
   activeCalls: z.number().int(),
   refusedCallsLast24h: z.number().int().describe('Calls refused over the limit in the last 24 hours.'),
@@ -74,8 +76,10 @@ export class OrganizationController {
     @Body(new ZodValidationPipe(updateOrganizationBody)) body: UpdateOrganizationBodyDto,
   ): Promise<OrganizationView> {
     const { organizationId } = principal;
-    if (body.maxConcurrentCalls !== undefined && !(await this.organizations.setMaxConcurrentCalls(organizationId, body.maxConcurrentCalls))) {
-      throw organizationGone();
+    if (body.maxConcurrentCalls !== undefined) {
+      const outcome = await this.organizations.setMaxConcurrentCalls(organizationId, body.maxConcurrentCalls, concurrencyPolicyOf(this.config));
+      if (outcome === 'not_found') throw organizationGone();
+      if (outcome !== 'updated') throw overCap(outcome.overCap);
     }
     const budget = { monthlyBudgetMicros: body.monthlyBudgetMicros, hardLimit: body.budgetHardLimit };
     if ((budget.monthlyBudgetMicros !== undefined || budget.hardLimit !== undefined) && !(await this.costs.setBudget(organizationId, budget))) {
@@ -86,7 +90,7 @@ export class OrganizationController {
 
   private async usage(organizationId: string): Promise<OrganizationView> {
     const [usage, budget] = await Promise.all([
-      this.organizations.callUsage(organizationId, this.config.calls.maxConcurrentPerOrg),
+      this.organizations.callUsage(organizationId, concurrencyPolicyOf(this.config)),
       this.costs.budgetStatus(organizationId),
     ]);
     if (!usage || !budget) throw organizationGone();
@@ -103,6 +107,17 @@ export class OrganizationController {
       },
     };
   }
+}
+
+/** The operator decides how many live calls an organization may have at most; the organization only chooses below that. */
+function overCap(cap: number): BadRequestException {
+  return new BadRequestException({
+    statusCode: 400,
+    error: 'Bad Request',
+    code: 'validation_failed',
+    message: `maxConcurrentCalls may be at most ${cap}, the cap the operator set for this organization.`,
+    details: [{ path: 'maxConcurrentCalls', message: `must be at most ${cap} (the operator's cap)` }],
+  });
 }
 
 /** The key authenticated a moment ago, so its organization was deleted in between. */

@@ -1,4 +1,5 @@
-import { BadRequestException, ConflictException, NotFoundException } from '@nestjs/common';
+import { BadGatewayException, BadRequestException, ConflictException, HttpException, NotFoundException } from '@nestjs/common';
+import type { TwilioAccountError } from '../twilio-accounts/twilio-account.service';
 
 export function phoneNumberNotFound(id: string): NotFoundException {
   return new NotFoundException({ statusCode: 404, error: 'Not Found', code: 'phone_number_not_found', message: `No phone number ${id}.` });
@@ -25,4 +26,20 @@ export function phoneNumberTaken(e164: string): ConflictException {
     code: 'phone_number_taken',
     message: `${e164} is registered to another organization.`,
   });
+}
+
+/** A number binds only if Twilio says it is a number of the organization's own account. */
+export function numberNotInAccount(e164: string): BadRequestException {
+  return new BadRequestException({
+    statusCode: 400,
+    error: 'Bad Request',
+    code: 'number_not_in_twilio_account',
+    message: `${e164} is not a number of your Twilio account (IncomingPhoneNumbers); buy or port it there first.`,
+  });
+}
+
+/** The ownership check could not be made: no account connected (400) or Twilio unreachable (502). */
+export function ownershipUnchecked(error: TwilioAccountError): HttpException {
+  if (error.code === 'twilio_account_missing') return new BadRequestException({ statusCode: 400, error: 'Bad Request', code: error.code, message: error.message });
+  return new BadGatewayException({ statusCode: 502, error: 'Bad Gateway', code: error.code, message: error.message });
 }

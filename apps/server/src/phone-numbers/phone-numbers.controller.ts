@@ -6,7 +6,8 @@ import { Principal } from '../auth/principal.decorator';
 import { RequireScope } from '../auth/require-scope.decorator';
 import { ZodValidationPipe } from '../common/zod-validation.pipe';
 import { ApiErrors, ApiKeyAuthenticated } from '../openapi/api-schemas';
-import { phoneNumberNotFound, phoneNumberTaken, unknownAgent } from './phone-number-errors';
+import { TwilioAccountError, TwilioAccountService } from '../twilio-accounts/twilio-account.service';
+import { numberNotInAccount, ownershipUnchecked, phoneNumberNotFound, phoneNumberTaken, unknownAgent } from './phone-number-errors';
 import {
   createPhoneNumberBody,
   listPhoneNumbersQuery,
@@ -28,16 +29,22 @@ export class PhoneNumbersController {
   constructor(
     private readonly phoneNumbers: PhoneNumberRepository,
     private readonly agents: AgentRepository,
+    private readonly twilioAccounts: TwilioAccountService,
   ) {}
 
-  /** Registers a number; posting a number the organization already has re-points it (idempotent). */
+  /**
+   * Registers a number; posting a number the organization already has re-points it (idempotent).
+   * A new number must belong to the organization's own Twilio account (asked of Twilio), so no
+   * organization can take another's callers by binding their number first.
+   */
   @Post()
   @RequireScope('admin')
   @ApiCreatedResponse({ type: PhoneNumberDto })
-  @ApiErrors(400, 403, 409)
+  @ApiErrors(400, 403, 409, 502)
   async create(@Principal() principal: ApiPrincipal, @Body(new ZodValidationPipe(createPhoneNumberBody)) body: CreatePhoneNumberBodyDto) {
     const { organizationId } = principal;
     await this.assertAgentExists(organizationId, body.agentId);
+    if (!(await this.phoneNumbers.ownsNumber(organizationId, body.e164))) await this.assertInTwilioAccount(organizationId, body.e164);
     try {
       return await this.phoneNumbers.upsert({ organizationId, e164: body.e164, agentId: body.agentId });
     } catch (error) {
@@ -88,6 +95,17 @@ export class PhoneNumbersController {
   @ApiErrors(403, 404)
   async remove(@Principal() principal: ApiPrincipal, @Param('id', new ZodValidationPipe(phoneNumberIdParam)) id: string): Promise<void> {
     if (!(await this.phoneNumbers.delete(principal.organizationId, id))) throw phoneNumberNotFound(id);
+  }
+
+  private async assertInTwilioAccount(organizationId: string, e164: string): Promise<void> {
+    let owned: boolean;
+    try {
+      owned = await this.twilioAccounts.ownsNumber(organizationId, e164);
+    } catch (error) {
+      if (error instanceof TwilioAccountError) throw ownershipUnchecked(error);
+      throw error;
+    }
+    if (!owned) throw numberNotInAccount(e164);
   }
 
   private async assertAgentExists(organizationId: string, agentId: string | null): Promise<void> {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { CallControlError } from '@switchboard/conversation/call/call-control';
 import { Twilio } from 'twilio';
 import { ApiBaseUrlRequestClient } from './api-base-url-request-client';
@@ -36,13 +37,24 @@ function apiBaseUrlOverride(apiBaseUrl: string): string | undefined {
   return normalised === TWILIO_API_DEFAULT_ORIGIN ? undefined : normalised;
 }
 
+/** An account's REST credentials: the operator's (TWILIO_*) or an organization's own. */
+export interface TwilioRestCredentials {
+  accountSid: string;
+  authToken: string;
+}
+
+/** Clients kept for organizations' accounts; the least recently used is dropped beyond this. */
+const MAX_CACHED_ACCOUNT_CLIENTS = 256;
+
 /**
- * Builds the one twilio-node REST client the server uses (lazily: nothing happens until the first
- * call is controlled) and a CallControl per call SID. Without credentials the server still runs;
- * only callControl() refuses, with an error naming the missing settings.
+ * Builds the twilio-node REST clients the server uses (lazily: nothing happens until the first call
+ * is controlled): the operator's, and one per organization's own account, every one of them sent to
+ * TWILIO_API_BASE_URL (Twilio, or a local fake in tests), never to a URL a tenant chose. Without
+ * operator credentials the server still runs; only restClient() refuses, naming the missing settings.
  */
 export class TwilioRestClientFactory {
   private client: Twilio | undefined;
+  private readonly accountClients = new Map<string, Twilio>();
   private readonly apiBaseUrl: string | undefined;
 
   /** Throws when apiBaseUrl is set but unusable (a configuration mistake worth failing start-up for). */
@@ -72,5 +84,31 @@ export class TwilioRestClientFactory {
   /** Throws a CallControlError when Twilio is not configured or `callSid` is not a call SID. */
   callControl(callSid: string): TwilioCallControl {
     return new TwilioCallControl(this.restClient(), callSid);
+  }
+
+  /** A client for one account (an organization's own), cached by account and token. */
+  forAccount(credentials: TwilioRestCredentials): Twilio {
+    const { accountSid, authToken } = credentials;
+    if (accountSid === this.settings.accountSid && authToken === this.settings.authToken) return this.restClient();
+    // The token is part of the cache key (hashed: no secret kept as a map key): a replaced token gets a new client.
+    const key = `${accountSid}:${createHash('sha256').update(authToken).digest('hex')}`;
+    let client = this.accountClients.get(key);
+    if (client) {
+      this.accountClients.delete(key);
+    } else {
+      const timeout = this.settings.timeoutMs ?? DEFAULT_TWILIO_REST_TIMEOUT_MS;
+      client = new Twilio(accountSid, authToken, {
+        timeout,
+        ...(this.apiBaseUrl !== undefined && { httpClient: new ApiBaseUrlRequestClient(this.apiBaseUrl, { timeout }) }),
+      });
+    }
+    this.accountClients.set(key, client);
+    if (this.accountClients.size > MAX_CACHED_ACCOUNT_CLIENTS) this.accountClients.delete(this.accountClients.keys().next().value!);
+    return client;
+  }
+
+  /** Call control of one call with the credentials of the account it belongs to. */
+  callControlFor(credentials: TwilioRestCredentials, callSid: string): TwilioCallControl {
+    return new TwilioCallControl(this.forAccount(credentials), callSid);
   }
 }

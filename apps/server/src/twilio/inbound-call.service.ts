@@ -1,8 +1,11 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '@switchboard/config';
-import { CallRepository, PhoneNumberRepository } from '@switchboard/persistence';
+import { PhoneNumberRepository } from '@switchboard/persistence';
 import { mintStreamToken, rejectCallTwiml, type VoiceWebhookParams } from '@switchboard/telephony';
 import { PinoLogger } from 'nestjs-pino';
+import { CallAdmissionService } from '../call-lifecycle/call-admission.service';
+import { TwilioAccountService, type TwilioAccountCredentials } from '../twilio-accounts/twilio-account.service';
+import { wrongAccount } from './twilio-account';
 import { streamToCallTwiml } from './stream-twiml';
 
 /** What the caller hears when the dialled number is not bound to any agent. */
@@ -24,14 +27,23 @@ export class InboundCallService {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly phoneNumbers: PhoneNumberRepository,
-    private readonly calls: CallRepository,
+    private readonly admission: CallAdmissionService,
+    private readonly accounts: TwilioAccountService,
     private readonly logger: PinoLogger,
   ) {
     this.logger.setContext(InboundCallService.name);
   }
 
-  async answer(params: VoiceWebhookParams, now = new Date()): Promise<string> {
+  /**
+   * `account` signed the webhook (see TwilioSignatureGuard): it must be the account that serves the
+   * number's organization, or any organization's caller could be claimed by another account.
+   */
+  async answer(params: VoiceWebhookParams, account: TwilioAccountCredentials, now = new Date()): Promise<string> {
     const route = await this.phoneNumbers.findRouteByE164(params.to);
+    if (route && !(await this.accounts.mayActFor(account.owner, route.organizationId))) {
+      this.logger.warn({ callSid: params.callSid, accountSid: params.accountSid, organizationId: route.organizationId }, 'voice webhook signed by an account that does not serve this number; refused');
+      throw wrongAccount();
+    }
     const base = {
       twilioCallSid: params.callSid,
       twilioAccountSid: params.accountSid,
@@ -40,13 +52,13 @@ export class InboundCallService {
       status: params.callStatus,
     };
     if (!route) {
-      await this.calls.createRejected({ ...base, endReason: 'unknown_number', at: now });
+      await this.admission.recordRejected({ ...base, endReason: 'unknown_number', at: now });
       this.logger.info({ callSid: params.callSid, to: params.to }, 'inbound call to an unknown number refused');
       return rejectCallTwiml(UNKNOWN_NUMBER_MESSAGE);
     }
 
     const token = mintStreamToken(this.config.streamTokenTtlMs, now);
-    const admission = await this.calls.createInboundWithinLimit({
+    const admission = await this.admission.admitInbound({
       ...base,
       organizationId: route.organizationId,
       agentId: route.agentId,
@@ -54,7 +66,6 @@ export class InboundCallService {
       streamTokenHash: token.tokenHash,
       streamTokenExpiresAt: token.expiresAt,
       at: now,
-      defaultConcurrencyLimit: this.config.calls.maxConcurrentPerOrg,
     });
     if (!admission.admitted) {
       const log = { callSid: params.callSid, organizationId: route.organizationId };
@@ -69,6 +80,6 @@ export class InboundCallService {
     }
     const { call } = admission;
     this.logger.info({ callId: call.id, callSid: params.callSid, agentId: route.agentId }, 'inbound call answered');
-    return streamToCallTwiml(this.config.publicBaseUrl, call.id, token.token);
+    return streamToCallTwiml(this.config.publicBaseUrl, call.id, token.token, account);
   }
 }

@@ -3,6 +3,7 @@ import { APP_CONFIG, type AppConfig } from '@switchboard/config';
 import { CallRepository } from '@switchboard/persistence';
 import { mintStreamToken, rejectCallTwiml, type VoiceWebhookParams } from '@switchboard/telephony';
 import { PinoLogger } from 'nestjs-pino';
+import type { TwilioAccountCredentials } from '../twilio-accounts/twilio-account.service';
 import { streamToCallTwiml } from './stream-twiml';
 
 /**
@@ -21,10 +22,11 @@ export class OutboundAnswerService {
     this.logger.setContext(OutboundAnswerService.name);
   }
 
-  async answer(callId: string, params: VoiceWebhookParams, now = new Date()): Promise<string> {
+  async answer(callId: string, params: VoiceWebhookParams, account: TwilioAccountCredentials, now = new Date()): Promise<string> {
     const token = mintStreamToken(this.config.streamTokenTtlMs, now);
     const call = await this.calls.issueOutboundStreamToken({
       callId,
+      twilioAccountSid: params.accountSid,
       twilioCallSid: params.callSid,
       streamTokenHash: token.tokenHash,
       streamTokenExpiresAt: token.expiresAt,
@@ -34,6 +36,6 @@ export class OutboundAnswerService {
       return rejectCallTwiml('');
     }
     this.logger.info({ callId, callSid: params.callSid, agentId: call.agentId }, 'outbound call answered');
-    return streamToCallTwiml(this.config.publicBaseUrl, call.id, token.token);
+    return streamToCallTwiml(this.config.publicBaseUrl, call.id, token.token, account);
   }
 }

@@ -1,6 +1,5 @@
-import { Body, Controller, Header, HttpCode, Inject, Param, Post, UseGuards } from '@nestjs/common';
+import { Body, Controller, Header, HttpCode, Param, Post, Req, UseGuards } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
-import { APP_CONFIG, type AppConfig } from '@switchboard/config';
 import { CallRepository } from '@switchboard/persistence';
 import { amdCallbackSchema, voiceWebhookSchema, type AmdCallbackParams, type VoiceWebhookParams } from '@switchboard/telephony';
 import { PinoLogger } from 'nestjs-pino';
@@ -8,8 +7,8 @@ import { callIdParam } from '../calls/outbound-call-requests.schema';
 import { ZodValidationPipe } from '../common/zod-validation.pipe';
 import { MediaStreamService } from '../media/media-stream.service';
 import { OutboundAnswerService } from './outbound-answer.service';
-import { assertOwnTwilioAccount } from './twilio-account';
-import { TwilioSignatureGuard } from './twilio-signature.guard';
+import { assertCallOfAccount } from './twilio-account';
+import { TwilioSignatureGuard, type SignedTwilioRequest } from './twilio-signature.guard';
 
 /** Twilio's callbacks for calls placed with POST /v1/calls; signature-checked like every /twilio route. */
 @ApiExcludeController()
@@ -17,7 +16,6 @@ import { TwilioSignatureGuard } from './twilio-signature.guard';
 @UseGuards(TwilioSignatureGuard)
 export class OutboundCallWebhooksController {
   constructor(
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly outboundAnswer: OutboundAnswerService,
     private readonly calls: CallRepository,
     private readonly media: MediaStreamService,
@@ -31,18 +29,19 @@ export class OutboundCallWebhooksController {
   @HttpCode(200)
   @Header('Content-Type', 'text/xml; charset=utf-8')
   async outbound(
+    @Req() request: SignedTwilioRequest,
     @Param('callId', new ZodValidationPipe(callIdParam)) callId: string,
     @Body(new ZodValidationPipe(voiceWebhookSchema)) params: VoiceWebhookParams,
   ): Promise<string> {
-    assertOwnTwilioAccount(this.config, params.accountSid, this.logger);
-    return this.outboundAnswer.answer(callId, params);
+    // The stream token is only issued to the account that placed the call (checked in the same statement).
+    return this.outboundAnswer.answer(callId, params, request.twilioAccount);
   }
 
   /** asyncAmdStatusCallback: who (or what) answered. Recorded on the call, and told to its live agent. */
   @Post('amd')
   @HttpCode(204)
   async amd(@Body(new ZodValidationPipe(amdCallbackSchema)) params: AmdCallbackParams): Promise<void> {
-    assertOwnTwilioAccount(this.config, params.accountSid, this.logger);
+    await assertCallOfAccount(this.calls, params.callSid, params.accountSid, this.logger);
     const recorded = await this.calls.recordAnsweredBy({
       twilioCallSid: params.callSid,
       answeredBy: params.answeredBy,

@@ -1,12 +1,15 @@
 import { connectStreamTwiml, mediaStreamUrl, STREAM_PARAM_CALL_ID, STREAM_PARAM_TOKEN } from '@switchboard/telephony';
+import type { TwilioAccountCredentials } from '../twilio-accounts/twilio-account.service';
 
 /**
  * The <Connect><Stream> answer for an accepted call, inbound or outbound: the media URL plus the
  * call id and its single-use token, which the media socket presents in `start`.
  */
-export function streamToCallTwiml(publicBaseUrl: string, callId: string, streamToken: string): string {
+export function streamToCallTwiml(publicBaseUrl: string, callId: string, streamToken: string, account: TwilioAccountCredentials): string {
+  // An organization's own account gets its own media path, so the upgrade is verified with its token.
+  const accountSid = account.owner.kind === 'organization' ? account.accountSid : undefined;
   return connectStreamTwiml({
-    streamUrl: mediaStreamUrl(publicBaseUrl),
+    streamUrl: mediaStreamUrl(publicBaseUrl, accountSid),
     parameters: { [STREAM_PARAM_CALL_ID]: callId, [STREAM_PARAM_TOKEN]: streamToken },
   });
 }

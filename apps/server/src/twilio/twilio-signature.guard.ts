@@ -3,38 +3,44 @@ import { APP_CONFIG, type AppConfig } from '@switchboard/config';
 import { TwilioSignatureVerifier } from '@switchboard/telephony';
 import type { Request } from 'express';
 import { PinoLogger } from 'nestjs-pino';
+import { TwilioAccountService, type TwilioAccountCredentials } from '../twilio-accounts/twilio-account.service';
+
+/** A Twilio request whose signature checked out, with the account that signed it. */
+export type SignedTwilioRequest = Request & { twilioAccount: TwilioAccountCredentials };
 
 /**
- * Rejects any Twilio webhook whose X-Twilio-Signature does not match. The URL that Twilio signed is
- * rebuilt from PUBLIC_BASE_URL (never from Host/X-Forwarded-* headers, which differ behind a TLS
- * proxy and can be forged) plus the original path and query.
+ * Rejects any Twilio webhook whose X-Twilio-Signature does not match the token of the account it is
+ * for: an organization's own account (its token from the vault) or the operator's (TWILIO_AUTH_TOKEN).
+ * The URL that Twilio signed is rebuilt from PUBLIC_BASE_URL (never from Host/X-Forwarded-* headers,
+ * which differ behind a TLS proxy and can be forged) plus the original path and query. The verified
+ * account goes on the request: handlers check it may speak for the call or number it names.
  */
 @Injectable()
 export class TwilioSignatureGuard implements CanActivate {
-  private readonly verifier: TwilioSignatureVerifier | undefined;
-
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly accounts: TwilioAccountService,
     private readonly logger: PinoLogger,
   ) {
     this.logger.setContext(TwilioSignatureGuard.name);
-    const token = config.twilio.authToken;
-    this.verifier = token ? new TwilioSignatureVerifier(token) : undefined;
   }
 
-  canActivate(context: ExecutionContext): boolean {
-    const request = context.switchToHttp().getRequest<Request>();
-    if (!this.verifier) {
-      this.logger.warn({ path: request.path }, 'Twilio request refused: TWILIO_AUTH_TOKEN is not set, signatures cannot be checked');
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const request = context.switchToHttp().getRequest<SignedTwilioRequest>();
+    const params = formParams(request.body);
+    const accountSid = params['AccountSid'] ?? '';
+    const account = await this.accounts.forAccountSid(accountSid);
+    if (!account) {
+      this.logger.warn({ path: request.path, accountSid: accountSid.slice(0, 34) }, 'Twilio request refused: no organization or operator holds this account (or TWILIO_AUTH_TOKEN is unset)');
       throw forbidden();
     }
     const url = `${this.config.publicBaseUrl}${request.originalUrl}`;
-    const params = formParams(request.body);
     const signature = request.header('x-twilio-signature');
-    if (!this.verifier.verifyHttp(url, signature, params)) {
+    if (!new TwilioSignatureVerifier(account.authToken).verifyHttp(url, signature, params)) {
       this.logger.warn({ path: request.path, hasSignature: signature !== undefined }, 'Twilio request refused: bad signature');
       throw forbidden();
     }
+    request.twilioAccount = account;
     return true;
   }
 }

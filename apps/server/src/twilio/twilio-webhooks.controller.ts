@@ -1,6 +1,5 @@
-import { Body, Controller, Header, HttpCode, Inject, Post, UseGuards } from '@nestjs/common';
+import { Body, Controller, Header, HttpCode, Post, Req, UseGuards } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
-import { APP_CONFIG, type AppConfig } from '@switchboard/config';
 import { CallRepository } from '@switchboard/persistence';
 import {
   statusCallbackSchema,
@@ -9,10 +8,11 @@ import {
   type VoiceWebhookParams,
 } from '@switchboard/telephony';
 import { PinoLogger } from 'nestjs-pino';
+import { CallEndService } from '../call-lifecycle/call-end.service';
 import { ZodValidationPipe } from '../common/zod-validation.pipe';
 import { InboundCallService } from './inbound-call.service';
-import { TwilioSignatureGuard } from './twilio-signature.guard';
-import { assertOwnTwilioAccount } from './twilio-account';
+import { assertCallOfAccount } from './twilio-account';
+import { TwilioSignatureGuard, type SignedTwilioRequest } from './twilio-signature.guard';
 
 /** Twilio's HTTP callbacks. Every route is signature-checked before anything is read or stored. */
 @ApiExcludeController()
@@ -20,9 +20,9 @@ import { assertOwnTwilioAccount } from './twilio-account';
 @UseGuards(TwilioSignatureGuard)
 export class TwilioWebhooksController {
   constructor(
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly inboundCalls: InboundCallService,
     private readonly calls: CallRepository,
+    private readonly callEnds: CallEndService,
     private readonly logger: PinoLogger,
   ) {
     this.logger.setContext(TwilioWebhooksController.name);
@@ -31,16 +31,15 @@ export class TwilioWebhooksController {
   @Post('voice')
   @HttpCode(200)
   @Header('Content-Type', 'text/xml; charset=utf-8')
-  async voice(@Body(new ZodValidationPipe(voiceWebhookSchema)) params: VoiceWebhookParams): Promise<string> {
-    this.assertOwnAccount(params.accountSid);
-    return this.inboundCalls.answer(params);
+  async voice(@Req() request: SignedTwilioRequest, @Body(new ZodValidationPipe(voiceWebhookSchema)) params: VoiceWebhookParams): Promise<string> {
+    return this.inboundCalls.answer(params, request.twilioAccount);
   }
 
   @Post('status')
   @HttpCode(204)
   async status(@Body(new ZodValidationPipe(statusCallbackSchema)) params: StatusCallbackParams): Promise<void> {
-    this.assertOwnAccount(params.accountSid);
-    const found = await this.calls.applyStatusCallback({
+    await assertCallOfAccount(this.calls, params.callSid, params.accountSid, this.logger);
+    const found = await this.callEnds.applyStatusCallback({
       twilioCallSid: params.callSid,
       status: params.status,
       sequenceNumber: params.sequenceNumber,
@@ -50,9 +49,5 @@ export class TwilioWebhooksController {
     });
     // Twilio retries non-2xx responses; an unknown call will never become known, so acknowledge it.
     if (!found) this.logger.warn({ callSid: params.callSid, status: params.status }, 'status callback for an unknown call');
-  }
-
-  private assertOwnAccount(accountSid: string): void {
-    assertOwnTwilioAccount(this.config, accountSid, this.logger);
   }
 }

@@ -1,6 +1,8 @@
-import { Controller, Get, HttpCode, HttpStatus, NotFoundException, Param, Post, Query, UseGuards } from '@nestjs/common';
+import { Controller, Get, HttpCode, HttpStatus, NotFoundException, Param, Post, Query, Res, UseGuards } from '@nestjs/common';
 import { ApiAcceptedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { WebhookDeliveryRepository } from '@switchboard/persistence';
+import type { Response } from 'express';
+import { ApiKeyRateLimiter } from '../auth/api-key-rate-limiter';
 import { ApiKeyGuard, type ApiPrincipal } from '../auth/api-key.guard';
 import { Principal } from '../auth/principal.decorator';
 import { RequireScope } from '../auth/require-scope.decorator';
@@ -21,7 +23,10 @@ import {
 @Controller('v1/webhook-deliveries')
 @UseGuards(ApiKeyGuard)
 export class WebhookDeliveriesController {
-  constructor(private readonly deliveries: WebhookDeliveryRepository) {}
+  constructor(
+    private readonly deliveries: WebhookDeliveryRepository,
+    private readonly rateLimiter: ApiKeyRateLimiter,
+  ) {}
 
   /** Newest first; each with attemptCount and its last outcome (GET /:id has every attempt). */
   @Get()
@@ -58,7 +63,12 @@ export class WebhookDeliveriesController {
   @HttpCode(HttpStatus.ACCEPTED)
   @ApiAcceptedResponse({ type: WebhookDeliveryDto, description: 'The new, pending delivery.' })
   @ApiErrors(403, 404)
-  async replay(@Principal() principal: ApiPrincipal, @Param('id', new ZodValidationPipe(webhookIdParam)) id: string) {
+  async replay(
+    @Principal() principal: ApiPrincipal,
+    @Param('id', new ZodValidationPipe(webhookIdParam)) id: string,
+    @Res({ passthrough: true }) response: Response,
+  ) {
+    await this.rateLimiter.consumeReplay(principal.organizationId, response);
     const replay = await this.deliveries.replay(principal.organizationId, id);
     if (!replay) throw deliveryNotFound(id);
     return replay;

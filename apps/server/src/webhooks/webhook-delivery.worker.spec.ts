@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { loadAppConfig } from '@switchboard/config';
 import { WebhookOutbox, type ClaimedWebhookDelivery, type ClaimFairness, type WebhookAttemptOutcome, type WebhookDeliveryRepository } from '@switchboard/persistence';
 import type { PinoLogger } from 'nestjs-pino';
+import { TenantOutbound } from '../outbound/outbound-guard.provider';
 import { WEBHOOK_DELIVERY_CONCURRENCY, WEBHOOK_DELIVERY_PER_SUBSCRIPTION, WebhookDeliveryWorker } from './webhook-delivery.worker';
 
 const silentLogger = { setContext: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined } as unknown as PinoLogger;
@@ -89,7 +90,7 @@ describe('WebhookDeliveryWorker: one dead receiver does not hold every slot', ()
     for (let n = 0; n < 20; n++) queue.due.push(delivery(n, 'dead', dead.url));
     for (let n = 0; n < 4; n++) queue.due.push(delivery(n, 'live', live.url));
     const config = loadAppConfig({ WEBHOOK_TIMEOUT_MS: '2000', WEBHOOK_POLL_INTERVAL_MS: '10', WEBHOOK_WORKER_ENABLED: 'true' });
-    const worker = new WebhookDeliveryWorker(config, queue as unknown as WebhookDeliveryRepository, new WebhookOutbox(), silentLogger);
+    const worker = new WebhookDeliveryWorker(config, queue as unknown as WebhookDeliveryRepository, new WebhookOutbox(), new TenantOutbound(loadAppConfig({ OUTBOUND_ALLOWED_HOSTS: '127.0.0.1' })), silentLogger);
     const started = Date.now();
     worker.onApplicationBootstrap();
     try {

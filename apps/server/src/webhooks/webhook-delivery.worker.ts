@@ -10,6 +10,7 @@ import {
 import { PinoLogger } from 'nestjs-pino';
 import { buildWebhookRequest } from './webhook-request';
 import { nextStateAfterFailure } from './webhook-retry-schedule';
+import { TenantOutbound } from '../outbound/outbound-guard.provider';
 import { sendWebhook } from './webhook-sender';
 
 /** Attempts in flight at once, per process. */
@@ -19,6 +20,8 @@ export const WEBHOOK_DELIVERY_CONCURRENCY = 8;
  * waiting out the timeout, and must not make every other organization's deliveries wait with it.
  */
 export const WEBHOOK_DELIVERY_PER_SUBSCRIPTION = 2;
+/** ...and at most this many for one organization, however many subscriptions it has. */
+export const WEBHOOK_DELIVERY_PER_ORGANIZATION = 4;
 /** A claim outlives the request's timeout by this much, so only a dead worker's claim runs out. */
 const LEASE_SLACK_MS = 30_000;
 
@@ -35,8 +38,9 @@ const LEASE_SLACK_MS = 30_000;
 @Injectable()
 export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly inFlight = new Set<Promise<void>>();
-  /** Attempts in flight by subscription (for the fair claim). */
+  /** Attempts in flight by subscription and by organization (for the fair claim). */
   private readonly inFlightBySubscription = new Map<string, number>();
+  private readonly inFlightByOrganization = new Map<string, number>();
   private loop: Promise<void> | null = null;
   private stopping = false;
   private woken = false;
@@ -47,6 +51,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly deliveries: WebhookDeliveryRepository,
     private readonly outbox: WebhookOutbox,
+    private readonly outbound: TenantOutbound,
     private readonly logger: PinoLogger,
   ) {
     this.logger.setContext(WebhookDeliveryWorker.name);
@@ -80,7 +85,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
     while (!this.stopping) {
       const free = WEBHOOK_DELIVERY_CONCURRENCY - this.inFlight.size;
       if (free > 0) {
-        for (const claimed of await this.claim(free)) this.track(claimed.subscriptionId, this.attempt(claimed));
+        for (const claimed of await this.claim(free)) this.track(claimed, this.attempt(claimed));
       }
       await this.sleep(this.config.webhooks.pollIntervalMs);
     }
@@ -92,6 +97,8 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
       return await this.deliveries.claimDue(limit, this.config.webhooks.timeoutMs + LEASE_SLACK_MS, {
         perSubscription: WEBHOOK_DELIVERY_PER_SUBSCRIPTION,
         inFlight: this.inFlightBySubscription,
+        perOrganization: WEBHOOK_DELIVERY_PER_ORGANIZATION,
+        inFlightByOrganization: this.inFlightByOrganization,
       });
     } catch (error) {
       this.logger.warn({ err: error }, 'could not claim webhook deliveries; retrying at the next poll');
@@ -99,14 +106,14 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
     }
   }
 
-  private track(subscriptionId: string, attempt: Promise<void>): void {
+  private track(delivery: Pick<ClaimedWebhookDelivery, 'subscriptionId' | 'organizationId'>, attempt: Promise<void>): void {
     this.inFlight.add(attempt);
-    this.inFlightBySubscription.set(subscriptionId, (this.inFlightBySubscription.get(subscriptionId) ?? 0) + 1);
+    increment(this.inFlightBySubscription, delivery.subscriptionId, 1);
+    increment(this.inFlightByOrganization, delivery.organizationId, 1);
     void attempt.finally(() => {
       this.inFlight.delete(attempt);
-      const left = (this.inFlightBySubscription.get(subscriptionId) ?? 1) - 1;
-      if (left > 0) this.inFlightBySubscription.set(subscriptionId, left);
-      else this.inFlightBySubscription.delete(subscriptionId);
+      increment(this.inFlightBySubscription, delivery.subscriptionId, -1);
+      increment(this.inFlightByOrganization, delivery.organizationId, -1);
       // A slot is free: there may be more due work.
       this.wake();
     });
@@ -122,7 +129,9 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
       }
       const startedAt = new Date();
       const request = buildWebhookRequest({ eventId: delivery.eventId, payload: delivery.payload, secret: delivery.secret, now: startedAt });
-      const result = await sendWebhook({ url: delivery.url, ...request, timeoutMs: this.config.webhooks.timeoutMs });
+      const result = await sendWebhook({ url: delivery.url, ...request, timeoutMs: this.config.webhooks.timeoutMs }, (url, init) =>
+        this.outbound.guard.fetch(url, init as never),
+      );
       const next: WebhookAttemptOutcome['next'] = result.ok
         ? { status: 'delivered' }
         : nextStateAfterFailure({
@@ -176,4 +185,11 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
     this.wakeSleeper = null;
     this.woken = false;
   }
+}
+
+/** Counts in flight by key; a key at zero is removed, so the maps only hold what is busy. */
+function increment(counts: Map<string, number>, key: string, by: 1 | -1): void {
+  const next = (counts.get(key) ?? 0) + by;
+  if (next > 0) counts.set(key, next);
+  else counts.delete(key);
 }

@@ -12,18 +12,26 @@ export interface WebhookSendResult {
 }
 
 /**
- * POSTs one attempt. Never throws: every failure (timeout, refused connection, TLS, DNS) is an
- * outcome to log. The timeout covers the whole exchange, reading the excerpt included.
+ * How a delivery leaves the process: the server passes its outbound guard's fetch, which refuses
+ * private addresses at connect time and never follows a redirect (a receiver must answer itself;
+ * following one would send the signed event to a URL the subscription never named).
  */
-export async function sendWebhook(input: { url: string; body: string; headers: Record<string, string>; timeoutMs: number }): Promise<WebhookSendResult> {
+export type WebhookFetch = (url: string, init: RequestInit & { timeoutMs: number }) => Promise<Response>;
+
+/**
+ * POSTs one attempt. Never throws: every failure (timeout, refused connection or address, TLS, DNS)
+ * is an outcome to log. The timeout covers the whole exchange, reading the excerpt included.
+ */
+export async function sendWebhook(
+  input: { url: string; body: string; headers: Record<string, string>; timeoutMs: number },
+  send: WebhookFetch,
+): Promise<WebhookSendResult> {
   const started = performance.now();
   const signal = AbortSignal.timeout(input.timeoutMs);
   const elapsed = () => Math.round((performance.now() - started) * 1000) / 1000;
   let response: Response;
   try {
-    // redirect 'manual': a receiver must answer itself; following a redirect would send the signed
-    // event to a URL the subscription never named.
-    response = await fetch(input.url, { method: 'POST', headers: input.headers, body: input.body, redirect: 'manual', signal });
+    response = await send(input.url, { method: 'POST', headers: input.headers, body: input.body, signal, timeoutMs: input.timeoutMs });
   } catch (error) {
     return { ok: false, statusCode: null, latencyMs: elapsed(), error: describeFailure(error, signal), responseExcerpt: null };
   }
@@ -62,7 +70,19 @@ async function readExcerpt(response: Response): Promise<string | null> {
 
 function describeFailure(error: unknown, signal: AbortSignal): string {
   if (signal.aborted) return 'timeout';
-  return `connection_error: ${errorCode(error)}`;
+  const code = errorCode(error);
+  // The guard's own words say why (e.g. "10.0.0.1 is a private address"); no address of the receiver's is echoed otherwise.
+  if (code === 'OUTBOUND_ADDRESS_REFUSED' || code === 'OUTBOUND_URL_REFUSED') return `refused: ${refusalReason(error)}`;
+  return `connection_error: ${code}`;
+}
+
+function refusalReason(error: unknown): string {
+  for (let current: unknown = error, depth = 0; current !== null && typeof current === 'object' && depth < 5; depth++) {
+    const record = current as { reason?: unknown; cause?: unknown };
+    if (typeof record.reason === 'string') return record.reason;
+    current = record.cause;
+  }
+  return 'the outbound guard refused the address';
 }
 
 /** undici wraps the socket error: TypeError('fetch failed', { cause: { code: 'ECONNREFUSED' } }). */

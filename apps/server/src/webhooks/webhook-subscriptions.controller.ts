@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, HttpStatus, NotFoundException, Param, Post, UseGuards } from '@nestjs/common';
+import { BadRequestException, Body, Controller, Delete, Get, HttpCode, HttpStatus, NotFoundException, Param, Post, UseGuards } from '@nestjs/common';
 import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { WebhookSubscriptionRepository } from '@switchboard/persistence';
 import { ApiKeyGuard, type ApiPrincipal } from '../auth/api-key.guard';
@@ -6,6 +6,7 @@ import { Principal } from '../auth/principal.decorator';
 import { RequireScope } from '../auth/require-scope.decorator';
 import { ZodValidationPipe } from '../common/zod-validation.pipe';
 import { ApiErrors, ApiKeyAuthenticated } from '../openapi/api-schemas';
+import { TenantOutbound } from '../outbound/outbound-guard.provider';
 import {
   createWebhookSubscriptionBody,
   CreateWebhookSubscriptionBodyDto,
@@ -24,13 +25,27 @@ import {
 @Controller('v1/webhook-subscriptions')
 @UseGuards(ApiKeyGuard)
 export class WebhookSubscriptionsController {
-  constructor(private readonly subscriptions: WebhookSubscriptionRepository) {}
+  constructor(
+    private readonly subscriptions: WebhookSubscriptionRepository,
+    private readonly outbound: TenantOutbound,
+  ) {}
 
   @Post()
   @RequireScope('admin')
   @ApiCreatedResponse({ type: CreatedWebhookSubscriptionDto })
   @ApiErrors(400, 403)
-  create(@Principal() principal: ApiPrincipal, @Body(new ZodValidationPipe(createWebhookSubscriptionBody)) body: CreateWebhookSubscriptionBodyDto) {
+  async create(@Principal() principal: ApiPrincipal, @Body(new ZodValidationPipe(createWebhookSubscriptionBody)) body: CreateWebhookSubscriptionBodyDto) {
+    // Refused now, with the reason, rather than failing every delivery later.
+    const check = await this.outbound.guard.checkUrlResolved(body.url, 'http');
+    if (!check.ok) {
+      throw new BadRequestException({
+        statusCode: 400,
+        error: 'Bad Request',
+        code: 'validation_failed',
+        message: `url refused: ${check.reason}`,
+        details: [{ path: 'url', message: `refused: ${check.reason}` }],
+      });
+    }
     return this.subscriptions.create({ organizationId: principal.organizationId, url: body.url, events: body.events, description: body.description });
   }
 

@@ -1,16 +1,23 @@
 import { z } from 'zod';
+import { SECRET_NAME_PATTERN, SECRET_NAME_RULE } from '@switchboard/secrets/secret-name';
+import { OPERATOR_KEY_ENV_NAMES, operatorKeyEndpointProblem, VAULT_MIGRATION_HINT } from './secret-reference';
 
 /**
  * The stored agent configuration (one row per version in agent_config_versions). A call runs with
  * the version it started with. Secrets are never stored here: API keys and signing secrets are
- * *references* to environment variables (see secret-reference.ts), so reading an agent back through
- * the API never reveals a key, and rotating a key needs no new config version.
+ * *references*, by name, to the organization's vault (`POST /v1/secrets`), so reading an agent back
+ * through the API never reveals a key, and replacing a key needs no new config version. The one
+ * exception is the operator's own provider key (`apiKeyEnv: "OPENAI_API_KEY"`), which only ever goes
+ * to that provider's own endpoint (see secret-reference.ts).
  */
 
-/** Names an environment variable holding a secret; restricted (see secret-reference.ts). */
-export const SecretReferenceSchema = z
-  .string()
-  .regex(/^[A-Z][A-Z0-9_]{1,127}$/, 'must be the NAME of an environment variable (upper case, digits, underscores)');
+/** Names a secret in the organization's vault. */
+export const SecretNameSchema = z.string().regex(SECRET_NAME_PATTERN, SECRET_NAME_RULE);
+
+/** Names the operator's provider key in the server's environment; only those listed, never an arbitrary variable. */
+export const OperatorKeyEnvSchema = z.enum(OPERATOR_KEY_ENV_NAMES, {
+  error: `must be ${OPERATOR_KEY_ENV_NAMES.join(' or ')} (the operator's provider key); ${VAULT_MIGRATION_HINT}`,
+});
 
 const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
 
@@ -18,9 +25,24 @@ const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
 const remoteEndpoint = {
   /** OpenAI-compatible API root, e.g. https://api.openai.com/v1 or a self-hosted vLLM/Speaches URL. */
   baseUrl: httpUrl.optional(),
-  /** Environment variable holding the API key (never the key itself). */
-  apiKeyEnv: SecretReferenceSchema.optional(),
+  /** The organization's own key for this endpoint: the name of a secret in its vault. */
+  apiKeySecret: SecretNameSchema.optional(),
+  /** The operator's key, from the server's environment: only for the provider's own endpoint (no baseUrl). */
+  apiKeyEnv: OperatorKeyEnvSchema.optional(),
 };
+
+/**
+ * One key source per endpoint, and the operator's key only where it belongs: an environment key
+ * paired with a tenant-chosen URL would send the operator's credentials to the tenant.
+ */
+function checkKeySources(endpoint: { apiKeyEnv?: string; apiKeySecret?: string }, url: string | undefined, ctx: z.RefinementCtx): void {
+  if (endpoint.apiKeyEnv !== undefined && endpoint.apiKeySecret !== undefined) {
+    ctx.addIssue({ code: 'custom', path: ['apiKeySecret'], message: 'give either apiKeySecret (your own key) or apiKeyEnv (the operator\'s), not both' });
+  }
+  if (endpoint.apiKeyEnv === undefined) return;
+  const problem = operatorKeyEndpointProblem(url);
+  if (problem !== undefined) ctx.addIssue({ code: 'custom', path: ['apiKeyEnv'], message: problem });
+}
 
 export const SttConfigSchema = z.strictObject({
   /** 'openai': any OpenAI-compatible /audio/transcriptions server; 'local': Whisper ONNX from MODELS_DIR. */
@@ -29,7 +51,7 @@ export const SttConfigSchema = z.strictObject({
   /** Vocabulary hint passed to the recogniser (names, products). */
   prompt: z.string().max(1000).optional(),
   ...remoteEndpoint,
-});
+}).superRefine((stt, ctx) => checkKeySources(stt, stt.baseUrl, ctx));
 
 export const LlmConfigSchema = z.strictObject({
   /** 'openai': any OpenAI-compatible /chat/completions server; 'local': an ONNX model from MODELS_DIR. */
@@ -38,7 +60,7 @@ export const LlmConfigSchema = z.strictObject({
   temperature: z.number().min(0).max(2).optional(),
   maxTokens: z.number().int().min(1).max(4096).optional(),
   ...remoteEndpoint,
-});
+}).superRefine((llm, ctx) => checkKeySources(llm, llm.baseUrl, ctx));
 
 export const TtsConfigSchema = z.strictObject({
   /** 'flite': built in, no model files; 'openai': OpenAI-compatible /audio/speech; 'kokoro'/'piper': local ONNX voices. */
@@ -46,7 +68,7 @@ export const TtsConfigSchema = z.strictObject({
   model: z.string().min(1).optional(),
   voice: z.string().min(1).optional(),
   ...remoteEndpoint,
-});
+}).superRefine((tts, ctx) => checkKeySources(tts, tts.baseUrl, ctx));
 
 export const RealtimeConfigSchema = z.strictObject({
   provider: z.literal('openai').default('openai'),
@@ -56,8 +78,11 @@ export const RealtimeConfigSchema = z.strictObject({
   turnDetection: z.enum(['server_vad', 'semantic_vad']).default('server_vad'),
   /** wss:// (or ws:// on loopback) Realtime endpoint; OpenAI's by default. */
   url: z.url({ protocol: /^wss?$/, error: 'must be a ws(s) URL' }).optional(),
-  apiKeyEnv: SecretReferenceSchema.optional(),
-});
+  /** The organization's own key for this endpoint: the name of a secret in its vault. */
+  apiKeySecret: SecretNameSchema.optional(),
+  /** The operator's key, from the server's environment: only for OpenAI's own Realtime endpoint (no url). */
+  apiKeyEnv: OperatorKeyEnvSchema.optional(),
+}).superRefine((realtime, ctx) => checkKeySources(realtime, realtime.url, ctx));
 
 export const TurnConfigSchema = z.strictObject({
   /** VAD speech probability that starts speech (0..1). */
@@ -116,8 +141,10 @@ export const WebhookToolSchema = z.strictObject({
   parameters: z.record(z.string(), z.unknown()).default({ type: 'object', properties: {} }),
   /** The business's endpoint; receives a signed JSON POST. */
   url: httpUrl,
-  /** Environment variable holding the HMAC signing secret. */
-  signingSecretEnv: SecretReferenceSchema,
+  /** The vault secret the request is signed with (Standard Webhooks: a `whsec_...` value). */
+  signingSecret: SecretNameSchema,
+  /** Removed: environment references; kept only to say so clearly to configs stored before. */
+  signingSecretEnv: z.never({ error: `signingSecretEnv was removed: ${VAULT_MIGRATION_HINT}` }).optional(),
   timeoutMs: z.number().int().min(100).max(30_000).default(5000),
   /** Said when the tool has not answered within a second, so the caller is not left in silence. */
   fillerMessage: z.string().min(1).optional(),

@@ -49,7 +49,7 @@ describe('parseAgentConfig', () => {
       idle: { promptAfterMs: 10 },
       llm: { apiKeyEnv: 'sk-live-not-a-name', baseUrl: 'ftp://models.example' },
       tools: [
-        { type: 'webhook', name: 'bad name', description: 'd', url: 'https://crm.example/hook', signingSecretEnv: 'CRM_SECRET' },
+        { type: 'webhook', name: 'bad name', description: 'd', url: 'https://crm.example/hook', signingSecret: 'crm' },
         { type: 'transfer_call', destinations: [] },
         { type: 'sms' },
       ],
@@ -58,7 +58,7 @@ describe('parseAgentConfig', () => {
       ['', 'idle.promptAfterMs', 'llm.apiKeyEnv', 'llm.baseUrl', 'tools.0.name', 'tools.1.destinations', 'tools.2.type', 'turn.threshold'].sort(),
     );
     expect(problems.find((problem) => problem.path === '')?.message).toMatch(/unknownKey/);
-    expect(problems.find((problem) => problem.path === 'llm.apiKeyEnv')?.message).toMatch(/NAME of an environment variable/);
+    expect(problems.find((problem) => problem.path === 'llm.apiKeyEnv')?.message).toMatch(/must be OPENAI_API_KEY \(the operator's provider key\)/);
     expect(problems.find((problem) => problem.path === 'tools.0.name')?.message).toMatch(/letters, digits/);
   });
 
@@ -77,13 +77,39 @@ describe('parseAgentConfig', () => {
   });
 });
 
+describe('engine credentials', () => {
+  it('takes the organization\'s own key by vault name, for any endpoint', () => {
+    const config = parseAgentConfig({ llm: { baseUrl: 'https://vllm.example/v1', apiKeySecret: 'vllm-key' }, realtime: { url: 'wss://rt.example/v1', apiKeySecret: 'rt' } });
+    expect(config.llm).toMatchObject({ baseUrl: 'https://vllm.example/v1', apiKeySecret: 'vllm-key' });
+    expect(config.realtime).toMatchObject({ url: 'wss://rt.example/v1', apiKeySecret: 'rt' });
+  });
+
+  it('takes the operator key only for the provider\'s own endpoint', () => {
+    expect(parseAgentConfig({ llm: { apiKeyEnv: 'OPENAI_API_KEY' } }).llm.apiKeyEnv).toBe('OPENAI_API_KEY');
+    expect(parseAgentConfig({ stt: { apiKeyEnv: 'OPENAI_API_KEY', baseUrl: 'https://api.openai.com/v1' } }).stt.apiKeyEnv).toBe('OPENAI_API_KEY');
+    const problems = problemsOf({
+      stt: { apiKeyEnv: 'OPENAI_API_KEY', baseUrl: 'http://tenant.example/v1' },
+      llm: { apiKeyEnv: 'OPENAI_API_KEY', baseUrl: 'http://10.0.0.1/v1' },
+      tts: { provider: 'openai', apiKeyEnv: 'OPENAI_API_KEY', baseUrl: 'http://127.0.0.1:9/v1' },
+      realtime: { apiKeyEnv: 'OPENAI_API_KEY', url: 'wss://tenant.example/realtime' },
+    });
+    expect(problems.map((problem) => problem.path).sort()).toEqual(['llm.apiKeyEnv', 'realtime.apiKeyEnv', 'stt.apiKeyEnv', 'tts.apiKeyEnv']);
+    for (const problem of problems) expect(problem.message).toMatch(/only sent to the provider's own endpoint/);
+  });
+
+  it('refuses both key sources at once, and a secret name that is not one', () => {
+    const problems = problemsOf({ llm: { apiKeyEnv: 'OPENAI_API_KEY', apiKeySecret: 'mine' }, tts: { apiKeySecret: 'has space' } });
+    expect(problems.map((problem) => problem.path).sort()).toEqual(['llm.apiKeySecret', 'tts.apiKeySecret']);
+  });
+});
+
 describe('tool configs', () => {
   it('fills each kind of tool with its own defaults', () => {
     const config = parseAgentConfig({
       tools: [
         { type: 'end_call' },
         { type: 'transfer_call', destinations: [{ number: '+15550002000', label: 'Support' }] },
-        { type: 'webhook', name: 'lookup_order', description: 'Finds an order', url: 'https://crm.example/hook', signingSecretEnv: 'CRM_SECRET' },
+        { type: 'webhook', name: 'lookup_order', description: 'Finds an order', url: 'https://crm.example/hook', signingSecret: 'crm-signing' },
       ],
     });
     expect(config.tools).toEqual([
@@ -94,7 +120,7 @@ describe('tool configs', () => {
         name: 'lookup_order',
         description: 'Finds an order',
         url: 'https://crm.example/hook',
-        signingSecretEnv: 'CRM_SECRET',
+        signingSecret: 'crm-signing',
         parameters: { type: 'object', properties: {} },
         timeoutMs: 5000,
       },
@@ -106,8 +132,19 @@ describe('tool configs', () => {
     expect(ToolConfigSchema.safeParse({ type: 'transfer_call', destinations: [{ number: '555-2000' }] }).success).toBe(false);
     // Fields of another kind are not accepted (strict objects).
     expect(ToolConfigSchema.safeParse({ type: 'end_call', url: 'https://crm.example/hook' }).success).toBe(false);
-    expect(ToolConfigSchema.safeParse({ type: 'webhook', name: 'x', description: 'd', url: 'http://127.0.0.1:9/hook', signingSecretEnv: 'CRM_SECRET' }).success).toBe(
-      true,
+    expect(ToolConfigSchema.safeParse({ type: 'webhook', name: 'x', description: 'd', url: 'http://127.0.0.1:9/hook', signingSecret: 'crm' }).success).toBe(true);
+  });
+
+  it('refuses the removed environment references with a message that says how to move them', () => {
+    const problems = problemsOf({
+      tools: [{ type: 'webhook', name: 'x', description: 'd', url: 'https://crm.example/hook', signingSecret: 'crm', signingSecretEnv: 'SWITCHBOARD_SECRET_CRM' }],
+      llm: { apiKeyEnv: 'SWITCHBOARD_SECRET_OPENAI' },
+    });
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        { path: 'tools.0.signingSecretEnv', message: expect.stringMatching(/signingSecretEnv was removed: store the value with POST \/v1\/secrets/) },
+        { path: 'llm.apiKeyEnv', message: expect.stringMatching(/store the value with POST \/v1\/secrets/) },
+      ]),
     );
   });
 

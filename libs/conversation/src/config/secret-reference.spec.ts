@@ -1,64 +1,42 @@
-import { isAllowedSecretName, resolveSecret, SecretReferenceError } from './secret-reference';
+import { operatorKeyEndpointProblem, resolveOperatorKey, SecretReferenceError } from './secret-reference';
 
 const env: NodeJS.ProcessEnv = {
-  SWITCHBOARD_SECRET_BOOKING: 'booking-signing-secret-value',
-  OPENAI_API_KEY: 'sk-test-openai-value',
-  DATABASE_URL: 'postgres://user:db-password-value@localhost/db',
-  ADMIN_API_KEY: 'admin-key-value',
-  SWITCHBOARD_SECRET_EMPTY: '',
+  OPENAI_API_KEY: 'sk-operator-key-value',
+  DATABASE_URL: 'postgres://user:database-password@db/x',
+  SWITCHBOARD_SECRET_BOOKING: 'old-style-secret',
 };
 
-function thrown(run: () => unknown): Error {
-  try {
-    run();
-  } catch (error) {
-    return error as Error;
-  }
-  throw new Error('expected a throw');
-}
-
-describe('resolveSecret', () => {
-  it('resolves SWITCHBOARD_SECRET_* names and OPENAI_API_KEY', () => {
-    expect(resolveSecret('SWITCHBOARD_SECRET_BOOKING', env)).toBe('booking-signing-secret-value');
-    expect(resolveSecret('OPENAI_API_KEY', env)).toBe('sk-test-openai-value');
+describe('the operator key (apiKeyEnv)', () => {
+  it('is sent to the provider\'s own endpoint: no url, or a url on OpenAI\'s origin', () => {
+    expect(resolveOperatorKey('OPENAI_API_KEY', undefined, env)).toBe('sk-operator-key-value');
+    expect(resolveOperatorKey('OPENAI_API_KEY', 'https://api.openai.com/v1', env)).toBe('sk-operator-key-value');
+    expect(resolveOperatorKey('OPENAI_API_KEY', 'wss://api.openai.com/v1/realtime', env)).toBe('sk-operator-key-value');
+    expect(operatorKeyEndpointProblem(undefined)).toBeUndefined();
   });
 
-  it.each(['DATABASE_URL', 'ADMIN_API_KEY', 'TWILIO_AUTH_TOKEN', 'OPENAI_API_KEY_2', 'SWITCHBOARD_SECRET_', 'switchboard_secret_x', 'SWITCHBOARD_SECRET_a'])(
-    'refuses %s, naming it and never printing any value',
-    (name) => {
-      const error = thrown(() => resolveSecret(name, env));
-      expect(error).toBeInstanceOf(SecretReferenceError);
-      expect(error.message).toContain(`"${name}" is not allowed`);
-      for (const value of Object.values(env)) if (value) expect(error.message).not.toContain(value);
-    },
-  );
-
-  it('names a missing or empty variable without printing values', () => {
-    expect(() => resolveSecret('SWITCHBOARD_SECRET_MISSING', env)).toThrow('environment variable SWITCHBOARD_SECRET_MISSING is not set');
-    expect(() => resolveSecret('SWITCHBOARD_SECRET_EMPTY', env)).toThrow('environment variable SWITCHBOARD_SECRET_EMPTY is not set');
+  it.each([
+    'http://127.0.0.1:8000/v1',
+    'https://tenant.example.com/v1',
+    'https://api.openai.com.tenant.example/v1',
+    'http://api.openai.com/v1',
+    'https://user:pw@api.openai.com/v1',
+    'wss://realtime.tenant.example/v1/realtime',
+    'not a url',
+  ])('is never paired with another endpoint: %s', (url) => {
+    expect(operatorKeyEndpointProblem(url)).toMatch(/only sent to the provider's own endpoint .*POST \/v1\/secrets/);
+    expect(() => resolveOperatorKey('OPENAI_API_KEY', url, env)).toThrow(SecretReferenceError);
   });
 
-  it('keeps a hostile name short and printable in the message', () => {
-    const message = thrown(() => resolveSecret('X'.repeat(500) + '\n\u0000', env)).message;
-    expect(message.length).toBeLessThan(300);
-    expect(message).not.toMatch(/[\n\u0000]/);
+  it.each(['DATABASE_URL', 'ADMIN_API_KEY', 'SWITCHBOARD_SECRET_BOOKING', 'OPENAI_API_KEY_2', 'openai_api_key'])('names only operator provider keys, never %s', (name) => {
+    expect(() => resolveOperatorKey(name, undefined, env)).toThrow(/is not allowed: only OPENAI_API_KEY; store the value with POST \/v1\/secrets/);
   });
 
-  it('reads process.env by default', () => {
-    process.env.SWITCHBOARD_SECRET_SPEC_DEFAULT = 'from-process-env';
+  it('says when the operator did not set it, naming the variable and never a value', () => {
+    expect(() => resolveOperatorKey('OPENAI_API_KEY', undefined, {})).toThrow('the operator has not set OPENAI_API_KEY on this server');
     try {
-      expect(resolveSecret('SWITCHBOARD_SECRET_SPEC_DEFAULT')).toBe('from-process-env');
-    } finally {
-      delete process.env.SWITCHBOARD_SECRET_SPEC_DEFAULT;
+      resolveOperatorKey('OPENAI_API_KEY', 'https://evil.example/v1', env);
+    } catch (error) {
+      expect((error as Error).message).not.toContain('sk-operator-key-value');
     }
-  });
-});
-
-describe('isAllowedSecretName', () => {
-  it('allows only the prefix with a non-empty upper-case suffix, or the exact names', () => {
-    expect(isAllowedSecretName('SWITCHBOARD_SECRET_A1_B')).toBe(true);
-    expect(isAllowedSecretName('OPENAI_API_KEY')).toBe(true);
-    expect(isAllowedSecretName('MY_SWITCHBOARD_SECRET_A')).toBe(false);
-    expect(isAllowedSecretName('')).toBe(false);
   });
 });

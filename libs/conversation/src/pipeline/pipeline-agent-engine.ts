@@ -29,6 +29,6 @@ export class PipelineAgentEngine implements AgentEngine {
   createSession(context: AgentCallContext, output: AgentAudioOutput): AgentSession {
     const config = parseAgentConfig(context.config);
     const tools = this.options.createToolRunner(config, context);
-    return new PipelineAgentSession(context, config, output, tools, this.options.engines.resolve(config, context.callId));
+    return new PipelineAgentSession(context, config, output, tools, this.options.engines.resolve(config, context));
   }
 }

@@ -3,7 +3,11 @@ import type { LlmEngine } from '@switchboard/inference/llm';
 import type { TtsEngine } from '@switchboard/inference/tts/tts-engine';
 import type { EndOfTurnClassifier } from '@switchboard/inference/turn';
 import type { VadStream } from '@switchboard/inference/vad';
+import type { AgentCallContext } from '../agent/agent-session';
 import type { AgentConfig } from '../config/agent-config.schema';
+
+/** Which call engines are built for: its organization's secrets pay for them, its meters count them. */
+export type EngineCallContext = Pick<AgentCallContext, 'callId' | 'organizationId'>;
 
 /** The engines one pipeline call runs on, chosen from its agent config. */
 export interface PipelineEngines {
@@ -22,5 +26,5 @@ export interface PipelineEngines {
 export interface PipelineEngineResolver {
   /** The TTS voice's sample rate, known before the engines are built (the call's audio chain needs it). */
   ttsSampleRate(config: AgentConfig): number;
-  resolve(config: AgentConfig, callId: string): Promise<PipelineEngines>;
+  resolve(config: AgentConfig, call: EngineCallContext): Promise<PipelineEngines>;
 }

@@ -3,12 +3,13 @@ import type { VadStream } from '@switchboard/inference/vad';
 import type { AgentAudioOutput, AgentCallContext, AgentDescriptor, AgentEngine, AgentSession } from '../agent/agent-session';
 import type { AgentConfig } from '../config/agent-config.schema';
 import { parseAgentConfig } from '../config/parse-agent-config';
+import type { EngineCallContext } from '../pipeline/pipeline-engines';
 import type { ToolRunner } from '../tools/tool-contracts';
 import { RealtimeAgentSession } from './realtime-agent-session';
 
 export interface RealtimeAgentEngineOptions {
-  /** The speech-to-speech engine for an agent config (cached per endpoint by the server). */
-  resolveEngine(config: AgentConfig): Promise<SpeechToSpeechEngine>;
+  /** The speech-to-speech engine for an agent config and call (cached per endpoint and key by the server). */
+  resolveEngine(config: AgentConfig, call: EngineCallContext): Promise<SpeechToSpeechEngine>;
   createToolRunner(config: AgentConfig, context: AgentCallContext): ToolRunner;
   /**
    * A VAD stream (8 kHz) for one call's caller audio: the platform judges barge-in with it, as for
@@ -29,7 +30,7 @@ export class RealtimeAgentEngine implements AgentEngine {
     const config = parseAgentConfig(context.config);
     return new RealtimeAgentSession(context, config, output, {
       tools: this.options.createToolRunner(config, context),
-      engine: this.options.resolveEngine(config),
+      engine: this.options.resolveEngine(config, context),
       createVad: () => this.options.createVadStream(context.callId),
     });
   }

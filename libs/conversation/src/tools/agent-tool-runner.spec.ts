@@ -1,10 +1,11 @@
-import { createHmac } from 'node:crypto';
+import { Webhook } from 'standardwebhooks';
 import { ToolConfigSchema, type ToolConfig } from '../config/agent-config.schema';
 import { createToolRunner, DEFAULT_FILLER_MESSAGE } from './agent-tool-runner';
 import { FakeBusinessEndpoint } from './business-endpoint.test-support';
 import type { ToolCallContext } from './tool-contracts';
 
-const env: NodeJS.ProcessEnv = { SWITCHBOARD_SECRET_CRM: 'crm-secret-value-0123456789' };
+const CRM_SECRET = `whsec_${Buffer.alloc(32, 5).toString('base64')}`;
+const resolveSigningSecret = async (name: string) => (name === 'crm' ? CRM_SECRET : undefined);
 
 const context: ToolCallContext = {
   callId: 'call-7',
@@ -24,10 +25,10 @@ function tools(url: string): ToolConfig[] {
       description: 'Looks up an order by its number',
       parameters: { type: 'object', properties: { orderId: { type: 'string', pattern: '^[0-9]{6}$' } }, required: ['orderId'] },
       url,
-      signingSecretEnv: 'SWITCHBOARD_SECRET_CRM',
+      signingSecret: 'crm',
       fillerMessage: 'Let me pull up that order.',
     },
-    { type: 'webhook', name: 'opening_hours', description: 'Today\'s opening hours', url, signingSecretEnv: 'SWITCHBOARD_SECRET_CRM' },
+    { type: 'webhook', name: 'opening_hours', description: 'Today\'s opening hours', url, signingSecret: 'crm' },
   ].map((tool) => ToolConfigSchema.parse(tool));
 }
 
@@ -42,13 +43,13 @@ describe('createToolRunner', () => {
   });
 
   it('lists one definition per tool, in configuration order', () => {
-    const runner = createToolRunner(tools(business.url()), { env });
+    const runner = createToolRunner(tools(business.url()), { resolveSigningSecret });
     expect(runner.definitions.map((d) => d.name)).toEqual(['end_call', 'transfer_call', 'lookup_order', 'opening_hours']);
     expect(runner.definitions[3]).toEqual({ name: 'opening_hours', description: "Today's opening hours", parameters: { type: 'object', properties: {} } });
   });
 
   it('names a filler line for webhook tools only', () => {
-    const runner = createToolRunner(tools(business.url()), { env });
+    const runner = createToolRunner(tools(business.url()), { resolveSigningSecret });
     expect(runner.fillerFor('lookup_order')).toBe('Let me pull up that order.');
     expect(runner.fillerFor('opening_hours')).toBe(DEFAULT_FILLER_MESSAGE);
     expect(DEFAULT_FILLER_MESSAGE).toBe('One moment while I check that.');
@@ -59,7 +60,7 @@ describe('createToolRunner', () => {
 
   it('runs a webhook tool against the business endpoint, signed', async () => {
     business.reply = (request) => ({ status: 200, contentType: 'application/json', body: JSON.stringify({ status: 'shipped', echo: JSON.parse(request.bodyText) }) });
-    const runner = createToolRunner(tools(business.url('/crm')), { env });
+    const runner = createToolRunner(tools(business.url('/crm')), { resolveSigningSecret });
 
     const outcome = await runner.run({ id: 'tc_9', name: 'lookup_order', arguments: '{"orderId":"123456"}' }, context);
 
@@ -69,19 +70,20 @@ describe('createToolRunner', () => {
       echo: { tool: 'lookup_order', arguments: { orderId: '123456' }, call: { id: 'call-7', agentId: 'agent-3', callerNumber: '+15550009999' } },
     });
     const request = business.received[0]!;
-    const signed = `${String(request.headers['webhook-timestamp'])}.${request.bodyText}`;
-    expect(request.headers['webhook-signature']).toBe(`v1,${createHmac('sha256', 'crm-secret-value-0123456789').update(signed).digest('base64')}`);
+    // Exactly the signature the official standardwebhooks package computes for this id, timestamp and body.
+    const sentAt = new Date(Number(request.headers['webhook-timestamp']) * 1000);
+    expect(request.headers['webhook-signature']).toBe(new Webhook(CRM_SECRET).sign(String(request.headers['webhook-id']), sentAt, request.bodyText));
   });
 
   it('keeps invalid arguments away from the endpoint', async () => {
-    const runner = createToolRunner(tools(business.url()), { env });
+    const runner = createToolRunner(tools(business.url()), { resolveSigningSecret });
     const outcome = await runner.run({ id: 'tc_1', name: 'lookup_order', arguments: '{"orderId":"12"}' }, context);
     expect(outcome.error).toBe('arguments do not match the tool\'s parameters: /orderId: must match pattern "^[0-9]{6}$"');
     expect(business.received).toHaveLength(0);
   });
 
   it('returns the built-in actions', async () => {
-    const runner = createToolRunner(tools(business.url()), { env });
+    const runner = createToolRunner(tools(business.url()), { resolveSigningSecret });
     expect((await runner.run({ id: 'a', name: 'end_call', arguments: '{}' }, context)).action).toEqual({
       type: 'end_call',
       goodbye: 'Thank you for calling. Goodbye.',
@@ -96,7 +98,7 @@ describe('createToolRunner', () => {
   });
 
   it('answers an unknown tool name with an error that lists the tools', async () => {
-    const runner = createToolRunner(tools(business.url()), { env });
+    const runner = createToolRunner(tools(business.url()), { resolveSigningSecret });
     const outcome = await runner.run({ id: 'x', name: 'delete_everything', arguments: '{}' }, context);
     expect(outcome).toEqual({
       content: JSON.stringify({ error: outcome.error }),
@@ -109,9 +111,9 @@ describe('createToolRunner', () => {
   it('rejects duplicate tool names at construction', () => {
     const url = business.url();
     const duplicateWebhook = [...tools(url), ...tools(url).slice(2, 3)];
-    expect(() => createToolRunner(duplicateWebhook, { env })).toThrow('two tools are named "lookup_order"');
-    const webhookNamedLikeBuiltIn = ToolConfigSchema.parse({ type: 'webhook', name: 'end_call', description: 'x', url, signingSecretEnv: 'SWITCHBOARD_SECRET_CRM' });
-    expect(() => createToolRunner([{ type: 'end_call', goodbye: 'Bye' }, webhookNamedLikeBuiltIn], { env })).toThrow('two tools are named "end_call"');
+    expect(() => createToolRunner(duplicateWebhook, { resolveSigningSecret })).toThrow('two tools are named "lookup_order"');
+    const webhookNamedLikeBuiltIn = ToolConfigSchema.parse({ type: 'webhook', name: 'end_call', description: 'x', url, signingSecret: 'crm' });
+    expect(() => createToolRunner([{ type: 'end_call', goodbye: 'Bye' }, webhookNamedLikeBuiltIn], { resolveSigningSecret })).toThrow('two tools are named "end_call"');
   });
 
   it('works with no tools at all', async () => {

@@ -73,11 +73,12 @@ export class FakeBusinessEndpoint {
     });
   }
 
-  static async start(): Promise<FakeBusinessEndpoint> {
+  /** `host`: the loopback address to listen on (tests of the outbound guard use several). */
+  static async start(host = '127.0.0.1'): Promise<FakeBusinessEndpoint> {
     const server = createServer();
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(0, '127.0.0.1', () => resolve());
+      server.listen(0, host, () => resolve());
     });
     return new FakeBusinessEndpoint(server);
   }
@@ -91,7 +92,8 @@ export class FakeBusinessEndpoint {
   }
 
   url(path = '/tools'): string {
-    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}${path}`;
+    const { address, port } = this.server.address() as AddressInfo;
+    return `http://${address}:${port}${path}`;
   }
 
   async close(): Promise<void> {

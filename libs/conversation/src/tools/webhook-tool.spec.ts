@@ -1,11 +1,12 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import { WebhookToolSchema, type WebhookToolConfig } from '../config/agent-config.schema';
-import { FakeBusinessEndpoint, type ReceivedRequest } from './business-endpoint.test-support';
+import { FakeBusinessEndpoint, signatureIsValid, type ReceivedRequest } from './business-endpoint.test-support';
 import type { ToolCallContext } from './tool-contracts';
 import { MAX_RESPONSE_BYTES, MAX_TEXT_RESULT_CHARS, WebhookTool } from './webhook-tool';
 
-const SECRET = 'business-signing-secret-0123456789';
-const env: NodeJS.ProcessEnv = { SWITCHBOARD_SECRET_BOOKING: SECRET, DATABASE_URL: 'postgres://u:pw-value@db/x' };
+const SECRET = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
+/** The organization's vault, as the tool sees it: names to values. */
+const vault: Record<string, string> = { booking: SECRET, 'not-a-signing-secret': 'plain-text-value-0123456789' };
+const resolveSigningSecret = async (name: string) => vault[name];
 
 const bookingParameters = {
   type: 'object',
@@ -36,20 +37,17 @@ function bookingTool(url: string, overrides: Partial<WebhookToolConfig> = {}): W
     description: 'Books a table',
     parameters: bookingParameters,
     url,
-    signingSecretEnv: 'SWITCHBOARD_SECRET_BOOKING',
+    signingSecret: 'booking',
     ...overrides,
   });
-  return new WebhookTool(config, { env, newDeliveryId: () => 'msg_test_1' });
+  return new WebhookTool(config, { resolveSigningSecret, newDeliveryId: () => 'msg_test_1' });
 }
 
-/** The receiver's check, written here from the spec rather than with the module under test. */
+/** The receiver's check, made with the official standardwebhooks package rather than the module under test. */
 function signatureMatches(request: ReceivedRequest, secret: string): boolean {
-  const timestamp = String(request.headers['webhook-timestamp']);
-  const expected = createHmac('sha256', secret).update(`${timestamp}.${request.bodyText}`).digest();
   const header = String(request.headers['webhook-signature']);
   expect(header.startsWith('v1,')).toBe(true);
-  const given = Buffer.from(header.slice(3), 'base64');
-  return given.length === expected.length && timingSafeEqual(given, expected);
+  return signatureIsValid(request, secret);
 }
 
 const validArguments = JSON.stringify({ date: '2025-07-01', partySize: 4 });
@@ -86,7 +84,7 @@ describe('WebhookTool against a real business endpoint', () => {
     expect(timestampS).toBeGreaterThanOrEqual(beforeS);
     expect(timestampS).toBeLessThanOrEqual(Math.floor(Date.now() / 1000));
     expect(signatureMatches(request, SECRET)).toBe(true);
-    expect(signatureMatches(request, 'some-other-secret')).toBe(false);
+    expect(signatureMatches(request, `whsec_${Buffer.alloc(32, 8).toString('base64')}`)).toBe(false);
     expect(JSON.parse(request.bodyText)).toEqual({
       tool: 'book_table',
       arguments: { date: '2025-07-01', partySize: 4 },
@@ -201,19 +199,36 @@ describe('WebhookTool against a real business endpoint', () => {
     expect(outcome.error).toBe(`business endpoint answered more than ${MAX_RESPONSE_BYTES} bytes`);
   });
 
-  it('does not call the endpoint when the signing secret is missing or not an allowed name', async () => {
-    const missing = await bookingTool(business.url(), { signingSecretEnv: 'SWITCHBOARD_SECRET_NOT_SET' }).run(
+  it('does not call the endpoint when the signing secret is missing from the vault or not a Standard Webhooks secret', async () => {
+    const missing = await bookingTool(business.url(), { signingSecret: 'not-in-the-vault' }).run(
       { id: 'tc_1', name: 'book_table', arguments: validArguments },
       context(),
     );
-    expect(missing.error).toMatch(/SWITCHBOARD_SECRET_NOT_SET is not set/);
+    expect(missing.error).toBe('the signing secret "not-in-the-vault" does not exist in this organization');
 
-    const forbidden = await bookingTool(business.url(), { signingSecretEnv: 'DATABASE_URL' }).run(
+    const unusable = await bookingTool(business.url(), { signingSecret: 'not-a-signing-secret' }).run(
       { id: 'tc_2', name: 'book_table', arguments: validArguments },
       context(),
     );
-    expect(forbidden.error).toMatch(/"DATABASE_URL" is not allowed/);
-    expect(forbidden.content).not.toContain('pw-value');
+    expect(unusable.error).toMatch(/whsec_/);
+    expect(unusable.content).not.toContain('plain-text-value');
+    expect(business.received).toHaveLength(0);
+  });
+
+  it('sends through the fetch it is given (the server passes its outbound guard) and reports a refusal as such', async () => {
+    const refusal = Object.assign(new Error('refused: 127.0.0.1 is a loopback address'), { code: 'OUTBOUND_ADDRESS_REFUSED' });
+    const seen: string[] = [];
+    const config = WebhookToolSchema.parse({ type: 'webhook', name: 'book_table', description: 'Books a table', parameters: bookingParameters, url: business.url(), signingSecret: 'booking' });
+    const tool = new WebhookTool(config, {
+      resolveSigningSecret,
+      fetch: async (url, init) => {
+        seen.push(`${url} ${init.timeoutMs}`);
+        throw new TypeError('fetch failed', { cause: refusal });
+      },
+    });
+    const outcome = await tool.run({ id: 'tc_1', name: 'book_table', arguments: validArguments }, context());
+    expect(seen).toEqual([`${business.url()} 5000`]);
+    expect(outcome.error).toBe('the business endpoint was not called: refused: 127.0.0.1 is a loopback address');
     expect(business.received).toHaveLength(0);
   });
 

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { ToolDefinition } from '@switchboard/inference/llm';
 import type { WebhookToolConfig } from '../config/agent-config.schema';
-import { resolveSecret } from '../config/secret-reference';
-import { ArgumentValidator, parseToolArguments } from './tool-arguments';
+import { parseToolArguments, type ArgumentValidator } from './tool-arguments';
 import type { ToolCallContext, ToolInvocation, ToolOutcome } from './tool-contracts';
 import { excerpt, failed, succeeded } from './tool-outcome';
+import { compileToolArguments } from './tool-schema';
 import { signWebhook } from './webhook-signature';
 
 export const WEBHOOK_TOOL_USER_AGENT = 'Switchboard-Tools/1';
@@ -14,13 +14,28 @@ export const MAX_TEXT_RESULT_CHARS = 4096;
 export const MAX_RESPONSE_BYTES = 64 * 1024;
 const ERROR_EXCERPT_CHARS = 200;
 
+/**
+ * How a tool request leaves the process. The server passes its outbound guard's fetch (private
+ * addresses refused at connect time, redirects never followed); `timeoutMs` bounds the exchange.
+ */
+export type ToolFetch = (url: string, init: RequestInit & { timeoutMs: number }) => Promise<Response>;
+
+/** The global fetch, with redirects refused: a redirect would re-send the signed body to wherever it points. */
+const defaultToolFetch: ToolFetch = (url, { timeoutMs: _timeoutMs, ...init }) => fetch(url, { ...init, redirect: 'manual' });
+
 export interface WebhookToolOptions {
-  /** Where signingSecretEnv is looked up; process.env by default. */
-  env?: NodeJS.ProcessEnv;
+  /**
+   * The value of the organization's vault secret `name` (the tool's signingSecret), or undefined
+   * when it has none by that name. Asked at each request, so a replaced secret applies at once.
+   */
+  resolveSigningSecret?: (name: string) => Promise<string | undefined>;
+  fetch?: ToolFetch;
   /** Clock for the signature timestamp (ms since the epoch). */
   nowMs?: () => number;
   /** The webhook-id of each delivery. */
   newDeliveryId?: () => string;
+  /** `parameters` already compiled (by a ToolSchemaCache); compiled here when absent. */
+  validator?: ArgumentValidator;
 }
 
 /** Why a request to the business failed, as a sentence the model (and the call record) can use. */
@@ -42,6 +57,16 @@ function networkFailure(error: unknown): string {
       if (code !== undefined) return code;
       return typeof cause?.message === 'string' ? cause.message : (error as Error).message;
   }
+}
+
+/** The outbound guard's refusal (a private address, a refused URL), wherever fetch wrapped it. */
+function refusalOf(error: unknown): string | undefined {
+  for (let current: unknown = error, depth = 0; current !== null && typeof current === 'object' && depth < 5; depth++) {
+    const { code, message, cause } = current as { code?: unknown; message?: unknown; cause?: unknown };
+    if ((code === 'OUTBOUND_ADDRESS_REFUSED' || code === 'OUTBOUND_URL_REFUSED') && typeof message === 'string') return message;
+    current = cause;
+  }
+  return undefined;
 }
 
 /** Reads at most MAX_RESPONSE_BYTES of the body; a larger answer is refused rather than buffered. */
@@ -80,7 +105,8 @@ function resultFromText(text: string): unknown {
 export class WebhookTool {
   readonly definition: ToolDefinition;
   private readonly validator: ArgumentValidator;
-  private readonly env: NodeJS.ProcessEnv;
+  private readonly resolveSigningSecret: (name: string) => Promise<string | undefined>;
+  private readonly fetch: ToolFetch;
   private readonly nowMs: () => number;
   private readonly newDeliveryId: () => string;
 
@@ -90,8 +116,9 @@ export class WebhookTool {
     options: WebhookToolOptions = {},
   ) {
     this.definition = { name: config.name, description: config.description, parameters: config.parameters };
-    this.validator = ArgumentValidator.compile(config.name, config.parameters);
-    this.env = options.env ?? process.env;
+    this.validator = options.validator ?? compileToolArguments(config.name, config.parameters);
+    this.resolveSigningSecret = options.resolveSigningSecret ?? (async () => undefined);
+    this.fetch = options.fetch ?? defaultToolFetch;
     this.nowMs = options.nowMs ?? Date.now;
     this.newDeliveryId = options.newDeliveryId ?? (() => `msg_${randomUUID()}`);
   }
@@ -113,13 +140,14 @@ export class WebhookTool {
       return succeeded(await this.deliver(parsed.value, context));
     } catch (error) {
       if (error instanceof DeliveryError) return failed(error.message);
-      // resolveSecret's message names the variable only; anything else is unexpected but still reported.
+      // Anything else is unexpected (a vault error names the secret, never its value) but still reported.
       return failed((error as Error).message);
     }
   }
 
   private async deliver(args: Record<string, unknown>, context: ToolCallContext): Promise<unknown> {
-    const secret = resolveSecret(this.config.signingSecretEnv, this.env);
+    const secret = await this.resolveSigningSecret(this.config.signingSecret);
+    if (secret === undefined) throw new DeliveryError(`the signing secret "${this.config.signingSecret}" does not exist in this organization`);
     const body = JSON.stringify({
       tool: this.config.name,
       arguments: args,
@@ -128,13 +156,12 @@ export class WebhookTool {
     const signature = signWebhook({ secret, id: this.newDeliveryId(), timestampS: Math.floor(this.nowMs() / 1000), body });
     const timeout = AbortSignal.timeout(this.config.timeoutMs);
     try {
-      const response = await fetch(this.config.url, {
+      const response = await this.fetch(this.config.url, {
         method: 'POST',
         headers: { ...signature, 'content-type': 'application/json', 'user-agent': WEBHOOK_TOOL_USER_AGENT },
         body,
-        // Following a redirect would re-send the signed body to wherever the redirect points.
-        redirect: 'manual',
         signal: AbortSignal.any([timeout, context.signal]),
+        timeoutMs: this.config.timeoutMs,
       });
       const text = await readBoundedText(response);
       if (response.status < 200 || response.status > 299) {
@@ -146,6 +173,8 @@ export class WebhookTool {
       if (error instanceof DeliveryError) throw error;
       if (timeout.aborted) throw new DeliveryError(`business endpoint timed out after ${this.config.timeoutMs} ms`);
       if (context.signal.aborted) throw new DeliveryError('cancelled before the business endpoint answered (the call ended or the caller interrupted)');
+      const refused = refusalOf(error);
+      if (refused !== undefined) throw new DeliveryError(`the business endpoint was not called: ${refused}`);
       throw new DeliveryError(`could not reach the business endpoint: ${networkFailure(error)}`);
     }
   }

@@ -9,7 +9,11 @@ export type EngineErrorCode =
   | 'circuit_open'
   | 'model_missing'
   | 'inference_failed'
-  | 'cancelled';
+  | 'cancelled'
+  /** The outbound guard refused the endpoint (a private address, a refused URL): fix the config, do not retry. */
+  | 'endpoint_refused'
+  /** The server sent more than this engine reads from one response. */
+  | 'response_too_large';
 
 export class EngineError extends Error {
   override readonly name = 'EngineError';

@@ -80,6 +80,11 @@ export function engineErrorFromThrown(engine: string, error: unknown, apiKey?: s
   if (error instanceof EngineError) return error;
   const code = networkErrorCode(error);
   const detail = redactSecret(describeThrown(error), apiKey);
+  // The server's outbound guard refused the endpoint (a private address, a refused URL): the
+  // config is wrong, and no retry will change that.
+  if (code === 'OUTBOUND_URL_REFUSED' || code === 'OUTBOUND_ADDRESS_REFUSED') {
+    return new EngineError(engine, 'endpoint_refused', `${engine}: ${detail}`, false, { cause: error });
+  }
   if (code !== undefined && TRANSIENT_NETWORK_CODES.has(code)) {
     return new EngineError(engine, 'unavailable', `${engine}: server unreachable or connection lost (${code}): ${detail}`, true, { cause: error });
   }

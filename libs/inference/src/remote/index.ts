@@ -10,7 +10,7 @@ export {
 export { engineErrorFromResponse, engineErrorFromThrown, parseRetryAfterMs, redactSecret } from './http-error-mapping';
 export { RemoteAbortReason, type TimeoutPhase } from './remote-abort';
 export { RemoteAttempt } from './remote-attempt';
-export { RemoteHttpClient, type RemoteEndpointOptions, type RemoteEngineLogger, type AttemptOutcome } from './remote-http-client';
+export { RemoteHttpClient, DEFAULT_MAX_RESPONSE_BYTES, type RemoteEndpointOptions, type RemoteEngineLogger, type RemoteFetch, type AttemptOutcome } from './remote-http-client';
 export { RemoteOperation } from './remote-operation';
 export {
   DEFAULT_REMOTE_POLICY,

@@ -1,8 +1,9 @@
-import type { EngineError } from '../contracts';
+import { EngineError } from '../contracts';
 import { engineErrorFromResponse, engineErrorFromThrown } from './http-error-mapping';
 import { RemoteAbortReason, remoteAbortReasonOf } from './remote-abort';
 import type { RemoteOperation } from './remote-operation';
 import type { RemoteTimeouts } from './remote-policy-options';
+import type { RemoteFetch } from './remote-http-client';
 
 /** Error bodies are read only this far: enough for the server's message, never a runaway page. */
 const ERROR_BODY_MAX_BYTES = 16 * 1024;
@@ -13,6 +14,9 @@ export interface RemoteAttemptContext {
   timeouts: RemoteTimeouts;
   /** Extra headers every request carries (e.g. OpenAI-Organization); never logged. */
   headers: Record<string, string>;
+  fetch: RemoteFetch;
+  /** Bytes read from one response at most, a stream counted in total. */
+  maxResponseBytes: number;
 }
 
 /**
@@ -61,10 +65,20 @@ export class RemoteAttempt {
     return this.send(url, form, {});
   }
 
-  /** Body chunks as they arrive; each one re-arms the idle timer. */
+  /**
+   * Body chunks as they arrive; each one re-arms the idle timer. A response past maxResponseBytes
+   * (in total) fails: a server must not make us buffer or stream without end.
+   */
   async *chunks(response: Response): AsyncGenerator<Uint8Array> {
     if (response.body === null) return;
+    let bytes = 0;
     for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+      bytes += chunk.byteLength;
+      if (bytes > this.context.maxResponseBytes) {
+        const limit = this.context.maxResponseBytes;
+        this.controller.abort(RemoteAbortReason.cancelled());
+        throw new EngineError(this.context.engine, 'response_too_large', `${this.context.engine}: the response was longer than ${limit} bytes`, false);
+      }
       this.idleTimer?.refresh();
       yield chunk;
     }
@@ -114,7 +128,7 @@ export class RemoteAttempt {
 
   private async send(url: string, body: string | FormData, headers: Record<string, string>): Promise<Response> {
     const { apiKey, engine, timeouts } = this.context;
-    const response = await fetch(url, {
+    const response = await this.context.fetch(url, {
       method: 'POST',
       headers: {
         ...this.context.headers,
@@ -123,6 +137,7 @@ export class RemoteAttempt {
       },
       body,
       signal: this.signal,
+      timeoutMs: timeouts.totalTimeoutMs,
     });
     clearTimeout(this.connectTimer);
     this.idleTimer = setTimeout(() => this.controller.abort(RemoteAbortReason.timeout('idle', timeouts.idleTimeoutMs)), timeouts.idleTimeoutMs);

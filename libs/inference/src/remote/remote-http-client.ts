@@ -8,10 +8,23 @@ import { RemoteAttempt } from './remote-attempt';
 import { RemoteOperation } from './remote-operation';
 import { resolveRemotePolicy, type RemotePolicyOptions, type RemotePolicyOverrides } from './remote-policy-options';
 
+/** Bounds one response when the engine kind sets none: far more than any JSON answer needs. */
+export const DEFAULT_MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
+
+/** The global fetch, never following a redirect (it would re-send the key to wherever the redirect points). */
+const defaultFetch: RemoteFetch = (url, { timeoutMs: _timeoutMs, ...init }) => fetch(url, { ...init, redirect: 'manual' });
+
 /** What remote engines log through: Nest's Logger fits, so does pino or `console`. */
 export interface RemoteEngineLogger {
   warn(message: string): void;
 }
+
+/**
+ * How requests leave the process. The server passes its outbound guard's fetch (private addresses
+ * refused at connect time, no redirects, a deadline); the default is the global fetch, with
+ * redirects refused all the same.
+ */
+export type RemoteFetch = (url: string, init: RequestInit & { timeoutMs: number }) => Promise<Response>;
 
 /** The connection settings every OpenAI-compatible engine takes, per agent. */
 export interface RemoteEndpointOptions {
@@ -22,6 +35,9 @@ export interface RemoteEndpointOptions {
   model: string;
   /** Extra request headers (e.g. OpenAI-Organization). */
   headers?: Record<string, string>;
+  fetch?: RemoteFetch;
+  /** Most bytes read from one response (a stream counts in total); this engine kind's default otherwise. */
+  maxResponseBytes?: number;
   policy?: RemotePolicyOverrides;
   /** Where this endpoint's circuit breaker lives; the process-wide registry by default. */
   circuitBreakers?: CircuitBreakerRegistry;
@@ -54,6 +70,8 @@ export class RemoteHttpClient {
     private readonly endpoint: RemoteEndpointOptions,
     /** This engine kind's defaults (a transcription's headers come later than a stream's). */
     engineDefaults: RemotePolicyOverrides = {},
+    /** This engine kind's response size bound (a transcript is small; speech audio is not). */
+    private readonly defaultMaxResponseBytes = DEFAULT_MAX_RESPONSE_BYTES,
   ) {
     this.policy = resolveRemotePolicy(endpoint.policy, engineDefaults);
     const registry = endpoint.circuitBreakers ?? sharedRemoteCircuitBreakers;
@@ -127,6 +145,8 @@ export class RemoteHttpClient {
             apiKey: this.endpoint.apiKey,
             timeouts: this.policy.timeouts,
             headers: this.endpoint.headers ?? {},
+            fetch: this.endpoint.fetch ?? defaultFetch,
+            maxResponseBytes: this.endpoint.maxResponseBytes ?? this.defaultMaxResponseBytes,
           });
           let value: T;
           try {

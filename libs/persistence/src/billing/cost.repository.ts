@@ -6,7 +6,7 @@ import { isUuid } from '../uuid';
 import { WebhookOutbox } from '../webhooks/webhook-outbox';
 import { announceBudgetThresholds, budgetStatusAt, type BudgetStatus } from './budgets';
 import { toCostLedgerLineRecord, type CostLedgerLineRecord } from './cost-lines';
-import { catalogInForce, defaultCatalogInForce, toPriceCatalogRecord, type PriceCatalogRecord } from './price-catalogs';
+import { catalogInForce, defaultCatalogInForce, organizationCatalogInForce, toPriceCatalogRecord, type CatalogSetter, type PriceCatalogRecord } from './price-catalogs';
 import { usageReport, type UsageQuery, type UsageReport } from './usage-report';
 
 /** A priced call: its ledger, and the same pricing re-run from the stored meters as a check. */
@@ -21,10 +21,17 @@ export interface CallCostRecord {
   lines: CostLedgerLineRecord[];
   /** priceCall(meters, catalog) now: equal to the ledger's net per component unless pricing code changed. */
   repriced: { lines: CostLine[]; totalMicros: number; matchesLedger: boolean };
+  /**
+   * The same meters at the organization's OWN prices in force when the call started (its report of
+   * what the call costs its customers); null when it set none. Never what it is billed.
+   */
+  ownPricing: { catalog: Pick<PriceCatalogRecord, 'id' | 'version' | 'effectiveFrom'>; currency: string; lines: CostLine[]; totalMicros: number } | null;
 }
 
 export interface NewCatalogVersionInput {
   organizationId: string;
+  /** 'operator': the prices the organization is billed with; 'organization': its own, for its reports. */
+  setBy: CatalogSetter;
   prices: PriceCatalogPrices;
   /** Default: the currency of the catalog in force now. */
   currency?: string;
@@ -57,6 +64,8 @@ export class CostRepository {
     const meters = callMetersSchema.parse(cost.meters);
     const catalog = toPriceCatalogRecord(cost.catalog);
     const repricedLines = priceCall(meters, catalog.prices);
+    const own = await organizationCatalogInForce(this.prisma, organizationId, cost.callStartedAt);
+    const ownLines = own ? priceCall(meters, own.prices) : null;
     return {
       callId,
       currency: cost.currency,
@@ -67,23 +76,34 @@ export class CostRepository {
       correctedAt: cost.correctedAt,
       lines,
       repriced: { lines: repricedLines, totalMicros: totalMicros(repricedLines), matchesLedger: correctionLines(lines, repricedLines).length === 0 },
+      ownPricing:
+        own && ownLines
+          ? { catalog: { id: own.id, version: own.version, effectiveFrom: own.effectiveFrom }, currency: own.currency, lines: ownLines, totalMicros: totalMicros(ownLines) }
+          : null,
     };
   }
 
-  /** The organization's own versions and the deployment default's, newest first, and the one in force at `at`. */
-  async catalogs(organizationId: string, at = new Date()): Promise<{ inForce: PriceCatalogRecord; own: PriceCatalogRecord[]; defaults: PriceCatalogRecord[] }> {
+  /**
+   * The catalog calls are billed with now (`inForce`), the versions the operator set for the
+   * organization, its own versions (its reports), and the deployment default's, newest first.
+   */
+  async catalogs(
+    organizationId: string,
+    at = new Date(),
+  ): Promise<{ inForce: PriceCatalogRecord; operator: PriceCatalogRecord[]; own: PriceCatalogRecord[]; defaults: PriceCatalogRecord[] }> {
     const inForce = await catalogInForce(this.prisma, organizationId, at);
-    const [own, defaults] = await Promise.all([
-      this.prisma.priceCatalog.findMany({ where: { organizationId }, orderBy: { version: 'desc' } }),
+    const [operator, own, defaults] = await Promise.all([
+      this.prisma.priceCatalog.findMany({ where: { organizationId, setBy: 'operator' }, orderBy: { version: 'desc' } }),
+      this.prisma.priceCatalog.findMany({ where: { organizationId, setBy: 'organization' }, orderBy: { version: 'desc' } }),
       this.prisma.priceCatalog.findMany({ where: { organizationId: null }, orderBy: { version: 'desc' } }),
     ]);
-    return { inForce, own: own.map(toPriceCatalogRecord), defaults: defaults.map(toPriceCatalogRecord) };
+    return { inForce, operator: operator.map(toPriceCatalogRecord), own: own.map(toPriceCatalogRecord), defaults: defaults.map(toPriceCatalogRecord) };
   }
 
   /**
-   * Adds a version of the organization's catalog. Versions are immutable and numbered 1, 2, 3 ... under
-   * a row lock on the organization; the currency never changes between versions (a month's spend and
-   * budget are then always in one currency).
+   * Adds a version of the organization's catalog, the operator's (billing) or its own (reports). Versions
+   * are immutable and numbered 1, 2, 3 ... per setter under a row lock on the organization; the currency
+   * never changes between one setter's versions (a month's spend and budget are then always in one currency).
    */
   async createCatalogVersion(input: NewCatalogVersionInput, now = new Date()): Promise<PriceCatalogRecord> {
     if (!isUuid(input.organizationId)) throw invalidInput('Invalid organization id');
@@ -93,13 +113,13 @@ export class CostRepository {
     }
     return this.prisma.$transaction(async (tx) => {
       await tx.$queryRaw`SELECT id FROM organizations WHERE id = ${input.organizationId}::uuid FOR UPDATE`;
-      const latest = await tx.priceCatalog.findFirst({ where: { organizationId: input.organizationId }, orderBy: { version: 'desc' } });
+      const latest = await tx.priceCatalog.findFirst({ where: { organizationId: input.organizationId, setBy: input.setBy }, orderBy: { version: 'desc' } });
       const currency = latest?.currency ?? (await defaultCatalogInForce(tx, now)).currency;
       if (input.currency !== undefined && input.currency !== currency) {
         throw invalidInput(`currency must stay ${currency}: every version of an organization's catalog uses one currency`);
       }
       const created = await tx.priceCatalog.create({
-        data: { organizationId: input.organizationId, version: (latest?.version ?? 0) + 1, currency, prices: input.prices, effectiveFrom },
+        data: { organizationId: input.organizationId, setBy: input.setBy, version: (latest?.version ?? 0) + 1, currency, prices: input.prices, effectiveFrom },
       });
       return toPriceCatalogRecord(created);
     });

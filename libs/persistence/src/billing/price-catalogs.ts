@@ -6,10 +6,18 @@ export const DEFAULT_CATALOG_CURRENCY = 'USD';
 /** The first default version is in force from the start of time, so every call has a catalog. */
 const BEGINNING_OF_TIME = new Date(0);
 
+/**
+ * Who set a catalog version. 'operator': the prices calls are billed with (the deployment default, or
+ * an organization's prices the operator set). 'organization': a tenant's own prices, for its own
+ * reports (what its calls would cost at its prices); they never change what it is billed.
+ */
+export type CatalogSetter = 'operator' | 'organization';
+
 export interface PriceCatalogRecord {
   id: string;
   /** Null: the deployment default. */
   organizationId: string | null;
+  setBy: CatalogSetter;
   version: number;
   currency: string;
   prices: PriceCatalogPrices;
@@ -22,6 +30,7 @@ type Db = Pick<Prisma.TransactionClient, 'priceCatalog' | '$executeRaw'>;
 export function toPriceCatalogRecord(row: {
   id: string;
   organizationId: string | null;
+  setBy: string;
   version: number;
   currency: string;
   prices: unknown;
@@ -29,21 +38,31 @@ export function toPriceCatalogRecord(row: {
   createdAt: Date;
 }): PriceCatalogRecord {
   // Stored prices were validated on the way in; parsing again keeps a hand-edited row from pricing calls silently wrong.
-  return { ...row, prices: priceCatalogPrices.parse(row.prices) };
+  return { ...row, setBy: row.setBy === 'operator' ? 'operator' : 'organization', prices: priceCatalogPrices.parse(row.prices) };
 }
 
 /**
- * The catalog a call that started at `at` is priced with: the organization's latest version in force
- * then, else the deployment default's. The default is seeded (version 1, in force since forever)
- * the first time it is needed, so pricing never finds no catalog.
+ * The catalog a call that started at `at` is billed with: the latest version the operator set for
+ * the organization in force then, else the deployment default's. Never a version the organization
+ * set itself (those are for its own reports). The default is seeded (version 1, in force since
+ * forever) the first time it is needed, so pricing never finds no catalog.
  */
 export async function catalogInForce(db: Db, organizationId: string, at: Date): Promise<PriceCatalogRecord> {
-  const own = await db.priceCatalog.findFirst({
-    where: { organizationId, effectiveFrom: { lte: at } },
+  const operator = await latestInForce(db, organizationId, 'operator', at);
+  return operator ?? defaultCatalogInForce(db, at);
+}
+
+/** The organization's own prices in force at `at` (its reports), or null when it set none. */
+export async function organizationCatalogInForce(db: Db, organizationId: string, at: Date): Promise<PriceCatalogRecord | null> {
+  return latestInForce(db, organizationId, 'organization', at);
+}
+
+async function latestInForce(db: Db, organizationId: string, setBy: CatalogSetter, at: Date): Promise<PriceCatalogRecord | null> {
+  const found = await db.priceCatalog.findFirst({
+    where: { organizationId, setBy, effectiveFrom: { lte: at } },
     orderBy: [{ effectiveFrom: 'desc' }, { version: 'desc' }],
   });
-  if (own) return toPriceCatalogRecord(own);
-  return defaultCatalogInForce(db, at);
+  return found ? toPriceCatalogRecord(found) : null;
 }
 
 export async function defaultCatalogInForce(db: Db, at: Date): Promise<PriceCatalogRecord> {
@@ -61,7 +80,7 @@ export async function defaultCatalogInForce(db: Db, at: Date): Promise<PriceCata
 /** Inserts default version 1 unless it exists (race-safe: two processes may seed at once). */
 export async function seedDefaultCatalog(db: Pick<Prisma.TransactionClient, '$executeRaw'>, prices: PriceCatalogPrices = DEFAULT_PRICES): Promise<void> {
   await db.$executeRaw(Prisma.sql`
-    INSERT INTO price_catalogs (id, organization_id, version, currency, prices, effective_from)
-    VALUES (gen_random_uuid(), NULL, 1, ${DEFAULT_CATALOG_CURRENCY}, ${JSON.stringify(prices)}::jsonb, ${BEGINNING_OF_TIME.toISOString()}::timestamptz)
+    INSERT INTO price_catalogs (id, organization_id, version, currency, prices, effective_from, set_by)
+    VALUES (gen_random_uuid(), NULL, 1, ${DEFAULT_CATALOG_CURRENCY}, ${JSON.stringify(prices)}::jsonb, ${BEGINNING_OF_TIME.toISOString()}::timestamptz, 'operator')
     ON CONFLICT DO NOTHING`);
 }

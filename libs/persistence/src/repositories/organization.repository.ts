@@ -6,7 +6,7 @@ import { isUniqueViolation } from '../database-errors';
 import { invalidInput, PersistenceError } from '../persistence.errors';
 import { isUuid } from '../uuid';
 import { ADMIN_SCOPE, apiKeyRow } from './api-key.repository';
-import { readConcurrency } from './call-admission';
+import { readConcurrency, type ConcurrencyPolicy } from './call-admission';
 
 export interface OrganizationRecord {
   id: string;
@@ -21,7 +21,9 @@ export interface OrganizationCallUsage {
   createdAt: Date;
   /** The organization's own limit; null = the deployment default applies. */
   maxConcurrentCalls: number | null;
-  /** The limit enforced now (maxConcurrentCalls, else the default). */
+  /** The operator's ceiling for this organization's limit. */
+  maxConcurrentCallsCap: number;
+  /** The limit enforced now (maxConcurrentCalls, else the default; never above the cap). */
   effectiveMaxConcurrentCalls: number;
   activeCalls: number;
   /** Calls refused over the limit in the 24 hours before `at`. */
@@ -35,6 +37,8 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 export interface NewOrganizationInput {
   name: string;
   maxConcurrentCalls: number | null;
+  /** The operator's cap for it; null: MAX_CONCURRENT_CALLS_CAP. */
+  maxConcurrentCallsCap: number | null;
   adminKey: { name: string; rawKey: string; prefix: string };
 }
 
@@ -61,7 +65,9 @@ export class OrganizationRepository {
    * Creates an organization together with its first admin key (stored hashed), in one transaction:
    * an organization nobody can log into is never left behind. A taken name is a conflict.
    */
-  async createWithAdminKey(input: NewOrganizationInput): Promise<OrganizationRecord & { maxConcurrentCalls: number | null; adminKeyId: string }> {
+  async createWithAdminKey(
+    input: NewOrganizationInput,
+  ): Promise<OrganizationRecord & { maxConcurrentCalls: number | null; maxConcurrentCallsCap: number | null; adminKeyId: string }> {
     const name = input.name.trim();
     if (name.length === 0) throw invalidInput('Organization name must not be empty');
     try {
@@ -69,9 +75,10 @@ export class OrganizationRepository {
         data: {
           name,
           maxConcurrentCalls: input.maxConcurrentCalls,
+          maxConcurrentCallsCap: input.maxConcurrentCallsCap,
           apiKeys: { create: apiKeyRow({ ...input.adminKey, scopes: [ADMIN_SCOPE] }) },
         },
-        select: { id: true, name: true, createdAt: true, maxConcurrentCalls: true, apiKeys: { select: { id: true } } },
+        select: { id: true, name: true, createdAt: true, maxConcurrentCalls: true, maxConcurrentCallsCap: true, apiKeys: { select: { id: true } } },
       });
       const { apiKeys, ...organization } = created;
       return { ...organization, adminKeyId: apiKeys[0]!.id };
@@ -82,10 +89,10 @@ export class OrganizationRepository {
   }
 
   /** Every organization of the deployment, oldest first (the operator's view). */
-  async list(): Promise<Array<OrganizationRecord & { maxConcurrentCalls: number | null }>> {
+  async list(): Promise<Array<OrganizationRecord & { maxConcurrentCalls: number | null; maxConcurrentCallsCap: number | null }>> {
     return this.prisma.organization.findMany({
       orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
-      select: { id: true, name: true, createdAt: true, maxConcurrentCalls: true },
+      select: { id: true, name: true, createdAt: true, maxConcurrentCalls: true, maxConcurrentCallsCap: true },
     });
   }
 
@@ -95,17 +102,18 @@ export class OrganizationRepository {
   }
 
   /** Null when the organization does not exist. */
-  async callUsage(id: string, defaultConcurrencyLimit: number, at = new Date()): Promise<OrganizationCallUsage | null> {
+  async callUsage(id: string, policy: ConcurrencyPolicy, at = new Date()): Promise<OrganizationCallUsage | null> {
     const organization = await this.findById(id);
     if (!organization) return null;
     const [concurrency, refusedCallsLast24h, refusedCallsTotal] = await Promise.all([
-      readConcurrency(this.prisma, id, defaultConcurrencyLimit),
+      readConcurrency(this.prisma, id, policy),
       this.prisma.callRefusal.count({ where: { organizationId: id, at: { gt: new Date(at.getTime() - DAY_MS) } } }),
       this.prisma.callRefusal.count({ where: { organizationId: id } }),
     ]);
     return {
       ...organization,
       maxConcurrentCalls: concurrency.ownLimit,
+      maxConcurrentCallsCap: concurrency.cap,
       effectiveMaxConcurrentCalls: concurrency.limit,
       activeCalls: concurrency.activeCalls,
       refusedCallsLast24h,
@@ -113,13 +121,35 @@ export class OrganizationRepository {
     };
   }
 
-  /** Sets the organization's own limit (null = back to the default); false when it does not exist. */
-  async setMaxConcurrentCalls(id: string, maxConcurrentCalls: number | null): Promise<boolean> {
+  /**
+   * Sets the organization's own limit (null = back to the default), but never above the operator's
+   * cap for it (checked in the same statement, so a concurrent cap change cannot slip past).
+   * Returns 'not_found' when the organization does not exist, or the cap that refused the value.
+   */
+  async setMaxConcurrentCalls(id: string, maxConcurrentCalls: number | null, policy: ConcurrencyPolicy): Promise<'updated' | 'not_found' | { overCap: number }> {
     if (maxConcurrentCalls !== null && (!Number.isInteger(maxConcurrentCalls) || maxConcurrentCalls < 0)) {
       throw invalidInput('maxConcurrentCalls must be a non-negative integer or null');
     }
+    if (!isUuid(id)) return 'not_found';
+    const rows = await this.prisma.$queryRaw<Array<{ applied: boolean; cap: number }>>(Prisma.sql`
+      WITH target AS (SELECT id, COALESCE(max_concurrent_calls_cap, ${policy.cap}::int) AS cap FROM organizations WHERE id = ${id}::uuid),
+      updated AS (
+        UPDATE organizations o SET max_concurrent_calls = ${maxConcurrentCalls}::int
+        FROM target t WHERE o.id = t.id AND (${maxConcurrentCalls}::int IS NULL OR ${maxConcurrentCalls}::int <= t.cap)
+        RETURNING o.id
+      )
+      SELECT EXISTS (SELECT 1 FROM updated) AS applied, t.cap FROM target t`);
+    const row = rows[0];
+    if (!row) return 'not_found';
+    return row.applied ? 'updated' : { overCap: row.cap };
+  }
+
+  /** The operator sets (or with null, clears) the organization's cap; false when it does not exist. */
+  async setConcurrencyCap(id: string, cap: number | null): Promise<boolean> {
+    if (cap !== null && (!Number.isInteger(cap) || cap < 0)) throw invalidInput('maxConcurrentCallsCap must be a non-negative integer or null');
     if (!isUuid(id)) return false;
-    const { count } = await this.prisma.organization.updateMany({ where: { id }, data: { maxConcurrentCalls } });
+    const { count } = await this.prisma.organization.updateMany({ where: { id }, data: { maxConcurrentCallsCap: cap } });
     return count === 1;
   }
+
 }

@@ -105,6 +105,11 @@ export class PhoneNumberRepository {
     return { items: page, nextCursor: rows.length > limit && last ? encodeCallCursor(last) : null };
   }
 
+  async countForOrganization(organizationId: string): Promise<number> {
+    if (!isUuid(organizationId)) return 0;
+    return this.prisma.phoneNumber.count({ where: { organizationId } });
+  }
+
   /** Whether the organization has registered this number (the only numbers it may call from). */
   async ownsNumber(organizationId: string, e164: string): Promise<boolean> {
     if (!isUuid(organizationId) || !isE164(e164)) return false;

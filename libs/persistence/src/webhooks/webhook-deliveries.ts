@@ -72,7 +72,12 @@ export interface ClaimedWebhookDelivery {
  */
 export interface ClaimFairness {
   perSubscription: number;
+  /** Attempts in flight by subscription id. */
   inFlight: ReadonlyMap<string, number>;
+  /** At most this many in flight for one organization, whatever its number of subscriptions. */
+  perOrganization?: number;
+  /** Attempts in flight by organization id. */
+  inFlightByOrganization?: ReadonlyMap<string, number>;
 }
 
 /** One attempt's outcome, and what becomes of the delivery (computed by the worker's schedule). */

@@ -267,24 +267,38 @@ function toDeliveryRecord(row: DeliveryRow): WebhookDeliveryRecord {
 
 /**
  * The ids of the deliveries a fair claim takes: for each subscription with due deliveries, its oldest
- * ones up to its remaining share (perSubscription minus in flight), then the oldest of those overall.
+ * ones up to its remaining share (perSubscription minus in flight); then, per organization, the
+ * oldest of those up to the organization's remaining share (an organization with many subscriptions
+ * must not take every slot either); then the oldest of those overall.
  */
 function fairDue(claimable: Prisma.Sql, limit: number, fairness: ClaimFairness): Prisma.Sql {
   const busyIds = [...fairness.inFlight.keys()];
   const busyCounts = busyIds.map((id) => fairness.inFlight.get(id) ?? 0);
+  const byOrganization = fairness.inFlightByOrganization ?? new Map<string, number>();
+  const busyOrganizations = [...byOrganization.keys()];
+  const busyOrganizationCounts = busyOrganizations.map((id) => byOrganization.get(id) ?? 0);
+  const perOrganization = fairness.perOrganization ?? limit;
   return Prisma.sql`
-    SELECT picked.id FROM (
-      SELECT DISTINCT subscription_id FROM webhook_deliveries WHERE ${claimable}
-    ) AS subscription
-    LEFT JOIN unnest(${busyIds}::uuid[], ${busyCounts}::int[]) AS busy(subscription_id, in_flight)
-      ON busy.subscription_id = subscription.subscription_id
-    CROSS JOIN LATERAL (
-      SELECT id, next_attempt_at FROM webhook_deliveries
-      WHERE subscription_id = subscription.subscription_id AND ${claimable}
-      ORDER BY next_attempt_at
-      LIMIT GREATEST(0, ${fairness.perSubscription}::int - COALESCE(busy.in_flight, 0))
-      FOR UPDATE SKIP LOCKED
-    ) AS picked
-    ORDER BY picked.next_attempt_at
+    SELECT ranked.id FROM (
+      SELECT picked.id, picked.next_attempt_at,
+             row_number() OVER (PARTITION BY subscription.organization_id ORDER BY picked.next_attempt_at) AS organization_rank,
+             COALESCE(organization_busy.in_flight, 0) AS organization_in_flight
+      FROM (
+        SELECT DISTINCT subscription_id, organization_id FROM webhook_deliveries WHERE ${claimable}
+      ) AS subscription
+      LEFT JOIN unnest(${busyIds}::uuid[], ${busyCounts}::int[]) AS busy(subscription_id, in_flight)
+        ON busy.subscription_id = subscription.subscription_id
+      LEFT JOIN unnest(${busyOrganizations}::uuid[], ${busyOrganizationCounts}::int[]) AS organization_busy(organization_id, in_flight)
+        ON organization_busy.organization_id = subscription.organization_id
+      CROSS JOIN LATERAL (
+        SELECT id, next_attempt_at FROM webhook_deliveries
+        WHERE subscription_id = subscription.subscription_id AND ${claimable}
+        ORDER BY next_attempt_at
+        LIMIT GREATEST(0, ${fairness.perSubscription}::int - COALESCE(busy.in_flight, 0))
+        FOR UPDATE SKIP LOCKED
+      ) AS picked
+    ) AS ranked
+    WHERE ranked.organization_rank <= ${perOrganization}::int - ranked.organization_in_flight
+    ORDER BY ranked.next_attempt_at
     LIMIT ${limit}`;
 }

@@ -16,6 +16,8 @@ import type {
 export interface FakeOpenAiServerOptions {
   /** When set, requests must carry `Authorization: Bearer <apiKey>` or get a 401. */
   apiKey?: string;
+  /** Loopback address to listen on (default 127.0.0.1); tests of the outbound guard use another, e.g. 127.0.0.2. */
+  host?: string;
   chat?: ReplyScript<RecordedRequest, FakeChatReply>;
   transcription?: ReplyScript<RecordedRequest, FakeTranscriptionReply>;
   speech?: ReplyScript<RecordedRequest, FakeSpeechReply>;
@@ -71,15 +73,15 @@ export class FakeOpenAiServer {
     });
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(0, '127.0.0.1', () => resolve());
+      server.listen(0, options.host ?? '127.0.0.1', () => resolve());
     });
     return fake;
   }
 
   /** `http://127.0.0.1:PORT` (engines append /v1/...). */
   get origin(): string {
-    const { port } = this.server.address() as AddressInfo;
-    return `http://127.0.0.1:${port}`;
+    const { port, address } = this.server.address() as AddressInfo;
+    return `http://${address}:${port}`;
   }
 
   /** `http://127.0.0.1:PORT/v1`, the form most providers document. */

@@ -28,6 +28,9 @@ const TRANSCRIPTION_DEFAULTS: RemotePolicyOverrides = {
   timeouts: { connectTimeoutMs: 15_000, firstByteTimeoutMs: 15_000, totalTimeoutMs: 30_000 },
 };
 
+/** A transcript is text (verbose JSON at most): a megabyte is hours of speech. */
+const TRANSCRIPT_MAX_RESPONSE_BYTES = 1024 * 1024;
+
 /**
  * Remote speech-to-text over the OpenAI-compatible `POST {baseUrl}/v1/audio/transcriptions`
  * (OpenAI, Groq, faster-whisper servers such as speaches, vLLM). The utterance is buffered and
@@ -42,7 +45,7 @@ export class OpenAiTranscriptionAsr implements AsrEngine {
 
   constructor(private readonly options: OpenAiTranscriptionAsrOptions) {
     this.name = options.name ?? 'openai-transcription';
-    this.client = new RemoteHttpClient(this.name, options, TRANSCRIPTION_DEFAULTS);
+    this.client = new RemoteHttpClient(this.name, options, TRANSCRIPTION_DEFAULTS, TRANSCRIPT_MAX_RESPONSE_BYTES);
     const maxAudioSeconds = options.maxAudioSeconds ?? 600;
     if (!(maxAudioSeconds > 0)) throw new Error(`${this.name}: maxAudioSeconds must be positive, got ${maxAudioSeconds}`);
     this.maxSamples = Math.round(maxAudioSeconds * SAMPLE_RATE);

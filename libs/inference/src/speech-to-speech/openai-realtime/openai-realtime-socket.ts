@@ -1,10 +1,26 @@
+import type { LookupFunction } from 'node:net';
 import WebSocket, { type RawData } from 'ws';
 import { EngineError } from '../../contracts/engine-error';
 import { OPENAI_REALTIME_ENGINE } from './openai-realtime.options';
 import { engineErrorFromServerError, engineErrorFromUpgradeStatus, stringField } from './openai-realtime-server-event';
 
+/**
+ * Where a realtime socket may connect: the server's outbound guard. The URL check must come first:
+ * Node never calls `lookup` for an IP-literal URL (wss://127.0.0.1/...).
+ */
+export interface RealtimeConnectionGuard {
+  /** Why the URL is refused, or undefined when it may be tried. */
+  refusal(url: string): string | undefined;
+  /** Resolves host names, refusing private addresses at connect time (no second resolution). */
+  lookup: LookupFunction;
+}
+
+/** One server event larger than this closes the socket: audio deltas and transcripts are far smaller. */
+export const REALTIME_MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
+
 export interface RealtimeSocketRequest {
   url: string;
+  guard?: RealtimeConnectionGuard;
   /** Carries the API key: never put into an error or log. */
   headers: Record<string, string>;
   sessionUpdate: Record<string, unknown>;
@@ -34,8 +50,19 @@ export function openRealtimeSocket(request: RealtimeSocketRequest): Promise<Real
       reject(cancelledError());
       return;
     }
-    // Compression costs CPU on every audio frame for base64 that barely compresses.
-    const socket = new WebSocket(request.url, { headers: request.headers, perMessageDeflate: false });
+    const refusal = request.guard?.refusal(request.url);
+    if (refusal !== undefined) {
+      reject(new EngineError(OPENAI_REALTIME_ENGINE, 'endpoint_refused', `Realtime endpoint refused: ${refusal}`, false));
+      return;
+    }
+    // Compression costs CPU on every audio frame for base64 that barely compresses. ws never
+    // follows redirects unless told to.
+    const socket = new WebSocket(request.url, {
+      headers: request.headers,
+      perMessageDeflate: false,
+      maxPayload: REALTIME_MAX_MESSAGE_BYTES,
+      ...(request.guard && { lookup: request.guard.lookup }),
+    });
     let settled = false;
     let configured = false;
     const early: string[] = [];
@@ -85,6 +112,11 @@ export function openRealtimeSocket(request: RealtimeSocketRequest): Promise<Real
       finish(new EngineError(OPENAI_REALTIME_ENGINE, 'unavailable', `Realtime server closed the connection while connecting (code ${code})`, true));
     };
     const onError = (error: Error): void => {
+      const code = (error as { code?: unknown }).code;
+      if (code === 'OUTBOUND_ADDRESS_REFUSED' || code === 'OUTBOUND_URL_REFUSED') {
+        finish(new EngineError(OPENAI_REALTIME_ENGINE, 'endpoint_refused', `Realtime endpoint refused: ${error.message}`, false, { cause: error }));
+        return;
+      }
       finish(new EngineError(OPENAI_REALTIME_ENGINE, 'unavailable', `Realtime connection failed: ${error.message}`, true, { cause: error }));
     };
     const timer = setTimeout(() => {

@@ -70,7 +70,7 @@ export class OpenAiRealtimeEngine implements SpeechToSpeechEngine {
         attempts += 1;
         try {
           return await breaker.policy.execute(
-            () => openRealtimeSocket({ url: url.toString(), headers, sessionUpdate, timeoutMs: settings.connectTimeoutMs, signal }),
+            () => openRealtimeSocket({ url: url.toString(), guard: settings.connectionGuard, headers, sessionUpdate, timeoutMs: settings.connectTimeoutMs, signal }),
           );
         } catch (error) {
           throw asEngineError(error, breaker);

@@ -1,6 +1,7 @@
 import { EngineError } from '../../contracts/engine-error';
 import { sharedRemoteCircuitBreakers, type CircuitBreakerRegistry } from '../../remote/circuit-breaker-registry';
 import type { RemoteCircuitBreakerOptions } from '../../remote/remote-policy-options';
+import type { RealtimeConnectionGuard } from './openai-realtime-socket';
 
 export const OPENAI_REALTIME_ENGINE = 'openai-realtime';
 export const OPENAI_REALTIME_DEFAULT_BASE_URL = 'wss://api.openai.com/v1/realtime';
@@ -43,10 +44,13 @@ export interface OpenAiRealtimeEngineOptions {
   circuitBreakers?: CircuitBreakerRegistry;
   /** How long `close()` waits for the server's close frame before dropping the socket. */
   closeTimeoutMs?: number;
+  /** The server's outbound guard (private addresses refused); none: connect anywhere the URL says. */
+  connectionGuard?: RealtimeConnectionGuard;
 }
 
-export type ResolvedOpenAiRealtimeOptions = Required<Omit<OpenAiRealtimeEngineOptions, 'apiKey' | 'defaultVoice'>> & {
+export type ResolvedOpenAiRealtimeOptions = Required<Omit<OpenAiRealtimeEngineOptions, 'apiKey' | 'defaultVoice' | 'connectionGuard'>> & {
   defaultVoice: string | undefined;
+  connectionGuard: RealtimeConnectionGuard | undefined;
 };
 
 /** Fills defaults and rejects unusable configuration with a non-retryable 'bad_request'. */
@@ -78,6 +82,7 @@ export function resolveOpenAiRealtimeOptions(options: OpenAiRealtimeEngineOption
     circuitBreaker: options.circuitBreaker ?? OPENAI_REALTIME_DEFAULT_CIRCUIT_BREAKER,
     circuitBreakers: options.circuitBreakers ?? sharedRemoteCircuitBreakers,
     closeTimeoutMs: options.closeTimeoutMs ?? 1_000,
+    connectionGuard: options.connectionGuard,
   };
   if (resolved.protocol !== 'ga' && resolved.protocol !== 'beta') fail(`protocol must be 'ga' or 'beta'`);
   if (resolved.audioFormat !== 'mulaw8k' && resolved.audioFormat !== 'pcm16_24k') fail(`audioFormat must be 'mulaw8k' or 'pcm16_24k'`);

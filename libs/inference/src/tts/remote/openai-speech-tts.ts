@@ -29,6 +29,9 @@ interface OpenedAudio {
 /** Content types that mean the server sent an error or a document, not audio. */
 const NON_AUDIO_CONTENT_TYPE = /json|text\/|html|xml/i;
 
+/** 4096 characters read aloud is a few minutes of 24 kHz PCM (~14 MB): room for that, no more. */
+const SPEECH_MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
+
 /**
  * Remote text-to-speech over the OpenAI-compatible `POST {baseUrl}/v1/audio/speech` with
  * `response_format: 'pcm'`: raw 16-bit little-endian mono, yielded chunk by chunk as the bytes
@@ -45,7 +48,7 @@ export class OpenAiSpeechTts implements TtsEngine {
     this.sampleRate = options.sampleRate ?? 24_000;
     if (!Number.isInteger(this.sampleRate) || this.sampleRate <= 0) throw new Error(`${this.name}: sampleRate must be a positive integer, got ${this.sampleRate}`);
     this.maxInputChars = options.maxInputChars ?? 4096;
-    this.client = new RemoteHttpClient(this.name, options);
+    this.client = new RemoteHttpClient(this.name, options, {}, SPEECH_MAX_RESPONSE_BYTES);
   }
 
   synthesize(text: string, options: { callId: string; voice?: string; signal?: AbortSignal }): TtsStream {

@@ -1,0 +1,21 @@
+import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
+import { APP_CONFIG, type AppConfig } from '@switchboard/config';
+import { OutboundGuard } from '@switchboard/net';
+
+/**
+ * The process's one outbound guard: every request made on a tenant's behalf (webhook tools, webhook
+ * deliveries, remote engines, realtime sockets) goes through it. OUTBOUND_ALLOWED_HOSTS is parsed
+ * at start-up, so a bad entry stops the server with a clear message.
+ */
+@Injectable()
+export class TenantOutbound implements OnApplicationShutdown {
+  readonly guard: OutboundGuard;
+
+  constructor(@Inject(APP_CONFIG) config: AppConfig) {
+    this.guard = new OutboundGuard({ allowedHosts: config.outbound.allowedHosts });
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.guard.close();
+  }
+}
