@@ -30,6 +30,12 @@ describe('OutboundGuard.fetch', () => {
         return;
       }
       if (request.url === '/hang') return; // never answers
+      if (request.url === '/echo') {
+        const chunks: Buffer[] = [];
+        request.on('data', (chunk: Buffer) => chunks.push(chunk));
+        request.on('end', () => response.end(`${request.headers['content-type']}\n${Buffer.concat(chunks).toString('latin1')}`));
+        return;
+      }
       response.end(`hello from ${request.url}`);
     });
   });
@@ -51,6 +57,17 @@ describe('OutboundGuard.fetch', () => {
     expect(error).toBeInstanceOf(TypeError); // undici's "fetch failed" ...
     expect(outboundRefusalOf(error)).toMatchObject({ code: 'OUTBOUND_ADDRESS_REFUSED', details: { address: '127.0.0.1', kind: 'loopback' } });
     expect(server.connections).toBe(0);
+  });
+
+  it('sends a global FormData body as multipart (undici\'s own fetch would send "[object FormData]")', async () => {
+    const form = new FormData();
+    form.append('model', 'whisper-1');
+    form.append('file', new Blob([new Uint8Array([1, 2, 3])], { type: 'audio/wav' }), 'utterance.wav');
+    const response = await guard(['127.0.0.1']).fetch(server.url('/echo'), { method: 'POST', body: form as never, headers: { authorization: 'Bearer k' }, timeoutMs: 2_000 });
+    const [contentType, ...body] = (await response.text()).split('\n');
+    expect(contentType).toMatch(/^multipart\/form-data; boundary=/);
+    expect(body.join('\n')).toContain('name="model"');
+    expect(body.join('\n')).toContain('filename="utterance.wav"');
   });
 
   it('reaches the server when its address is allowlisted', async () => {

@@ -97,7 +97,7 @@ export class OutboundGuard {
     const signal = callerSignal === undefined ? deadline.signal : AbortSignal.any([callerSignal, deadline.signal]);
     let response: Response;
     try {
-      response = await undiciFetch(href, { ...rest, signal, redirect: 'manual', dispatcher: this.dispatcher });
+      response = await undiciFetch(href, { ...(await withPortableBody(rest)), signal, redirect: 'manual', dispatcher: this.dispatcher });
     } catch (error) {
       clearTimeout(timer);
       throw outboundRefusalOf(error) ?? error;
@@ -109,6 +109,19 @@ export class OutboundGuard {
   close(): Promise<void> {
     return this.dispatcher.close();
   }
+}
+
+/**
+ * undici's fetch does not recognise the global FormData (Node's built-in copy of undici is another
+ * module), and would send `[object FormData]` as text/plain. Such a body is encoded to bytes with
+ * the global Response, which sets the multipart boundary in its content type.
+ */
+async function withPortableBody<T extends { body?: unknown; headers?: unknown }>(init: T): Promise<T> {
+  if (!(init.body instanceof globalThis.FormData)) return init;
+  const encoded = new globalThis.Response(init.body);
+  const headers = new globalThis.Headers(init.headers as ConstructorParameters<typeof globalThis.Headers>[0]);
+  headers.set('content-type', encoded.headers.get('content-type') ?? 'multipart/form-data');
+  return { ...init, body: Buffer.from(await encoded.arrayBuffer()), headers: Object.fromEntries(headers) };
 }
 
 function hostOf(url: string): string | undefined {
