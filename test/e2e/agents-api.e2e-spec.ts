@@ -1,23 +1,32 @@
 import { randomUUID } from 'node:crypto';
+import { FakeTwilioRestServer } from '@switchboard/testing';
 import { dialAgent } from '../support/conversation-agents';
 import { createOtherOrganizationKey, createRepositories, createTestPrisma, uniqueE164 } from '../support/database';
+import { storeSecret, storeSigningSecret } from '../support/secrets';
+import { connectTwilioAccount, type TenantTwilioAccount } from '../support/tenant-twilio';
 import { eventually, startTestServer, type TestServer } from '../support/test-server';
 import type { PrismaService } from '../../libs/persistence/src/prisma.service';
 
 describe('agents and phone numbers API (e2e)', () => {
   let server: TestServer;
   let prisma: PrismaService;
+  /** Twilio's REST API: the second organization's own account lives there (numbers bind only if Twilio lists them). */
+  let twilio: FakeTwilioRestServer;
   /** An API key of a second organization, which must never see the admin organization's resources. */
   let otherOrgKey: string;
+  let otherOrgAccount: TenantTwilioAccount;
 
   beforeAll(async () => {
-    server = await startTestServer();
+    twilio = await FakeTwilioRestServer.start();
+    server = await startTestServer({ TWILIO_API_BASE_URL: twilio.baseUrl, TWILIO_ACCOUNT_SID: twilio.accountSid, TWILIO_AUTH_TOKEN: twilio.authToken });
     prisma = createTestPrisma(2);
     const repositories = createRepositories(prisma);
     otherOrgKey = await createOtherOrganizationKey(repositories, 'agents-api-other');
+    otherOrgAccount = await connectTwilioAccount(server, otherOrgKey, twilio);
   });
   afterAll(async () => {
     await server?.close();
+    await twilio?.close();
     await prisma?.$disconnect();
   });
 
@@ -96,7 +105,7 @@ describe('agents and phone numbers API (e2e)', () => {
     expect(response.status).toBe(400);
     expect(response.body).toMatchObject({ statusCode: 400, error: 'Bad Request', code: 'invalid_agent_config' });
     const paths = response.body.problems.map((problem: { path: string }) => problem.path);
-    expect(paths).toEqual(expect.arrayContaining(['llm.temperature', 'tools.0.url', 'tools.0.signingSecretEnv']));
+    expect(paths).toEqual(expect.arrayContaining(['llm.temperature', 'tools.0.url', 'tools.0.signingSecret']));
     expect(response.body.problems.length).toBeGreaterThanOrEqual(4);
     for (const problem of response.body.problems) expect(problem.message).toEqual(expect.any(String));
     const listed = await server.api('/v1/agents?limit=100');
@@ -108,6 +117,53 @@ describe('agents and phone numbers API (e2e)', () => {
     expect(badUpdate.body.problems).toEqual([{ path: 'maxDurationS', message: expect.any(String) }]);
     // Nothing of the rejected request was applied.
     expect((await server.api(`/v1/agents/${agent.id}`)).body).toMatchObject({ name: 'good', version: 1 });
+  });
+
+  it('refuses secret references its vault cannot answer (missing, not a signing secret, an environment name), and accepts them once stored', async () => {
+    // A fresh organization: its vault starts empty. The admin organization holding a secret of the
+    // same name does not help: references are resolved in the config's own organization only.
+    const key = await otherOrgOnlyKey();
+    const signingName = 'agents-api-vault-lookup-signing';
+    const llmKeyName = 'agents-api-vault-llm-key';
+    await storeSigningSecret(server, signingName);
+    await storeSecret(server, llmKeyName, 'sk-agents-api-admin-organization-key');
+    const config = {
+      llm: { baseUrl: 'http://127.0.0.1:9/v1', apiKeySecret: llmKeyName },
+      tools: [{ type: 'webhook', name: 'lookup', description: 'x', url: 'http://127.0.0.1:9/lookup', signingSecret: signingName }],
+    };
+    const name = `vault-${randomUUID()}`;
+
+    const missing = await createAgent({ name, engine: 'pipeline', config }, key);
+    expect(missing.status).toBe(400);
+    expect(missing.body).toMatchObject({ statusCode: 400, error: 'Bad Request', code: 'invalid_agent_config' });
+    expect(missing.body.problems).toEqual([
+      { path: 'llm.apiKeySecret', message: expect.stringContaining(llmKeyName) },
+      { path: 'tools.0.signingSecret', message: expect.stringContaining(signingName) },
+    ]);
+
+    // A signing secret must be a Standard Webhooks secret (whsec_...), not any stored value.
+    await storeSecret(server, llmKeyName, 'sk-agents-api-vault-key', key);
+    await storeSecret(server, signingName, 'not-a-whsec-secret', key);
+    const notSigning = await createAgent({ name, engine: 'pipeline', config }, key);
+    expect(notSigning.status).toBe(400);
+    expect(notSigning.body.problems).toEqual([{ path: 'tools.0.signingSecret', message: expect.stringContaining('Standard Webhooks') }]);
+
+    // Environment variables are no longer a place for tenant secrets: only the operator's OPENAI_API_KEY, for OpenAI itself.
+    const envReference = await createAgent({ name, engine: 'pipeline', config: { ...config, llm: { apiKeyEnv: 'SWITCHBOARD_SECRET_AGENTS_API' } } }, key);
+    expect(envReference.status).toBe(400);
+    expect(envReference.body.problems).toEqual([{ path: 'llm.apiKeyEnv', message: expect.any(String) }]);
+    const operatorKeyElsewhere = await createAgent({ name, engine: 'pipeline', config: { ...config, llm: { baseUrl: 'http://127.0.0.1:9/v1', apiKeyEnv: 'OPENAI_API_KEY' } } }, key);
+    expect(operatorKeyElsewhere.status).toBe(400);
+    expect(operatorKeyElsewhere.body.problems).toEqual([{ path: 'llm.apiKeyEnv', message: expect.any(String) }]);
+    expect((await server.api('/v1/agents?limit=100', { apiKey: key })).body.data).toEqual([]);
+
+    const signingValue = await storeSigningSecret(server, signingName, key);
+    const created = await createAgent({ name, engine: 'pipeline', config }, key);
+    expect(created.status).toBe(201);
+    expect(created.body.config).toMatchObject({ llm: { apiKeySecret: llmKeyName }, tools: [{ signingSecret: signingName }] });
+    // The config names the secrets; their values never appear in it.
+    expect(JSON.stringify(created.body)).not.toContain(signingValue);
+    expect(JSON.stringify(created.body)).not.toContain('sk-agents-api-vault-key');
   });
 
   it('answers 404 for another organization\'s agent everywhere', async () => {
@@ -142,6 +198,12 @@ describe('agents and phone numbers API (e2e)', () => {
     expect(created.body).toMatchObject({ e164, agentId: first.id });
     const numberId = created.body.id;
 
+    // Another organization can bind only numbers of its own Twilio account...
+    const notInAccount = await server.api('/v1/phone-numbers', { apiKey: otherOrgKey, method: 'POST', body: { e164, agentId: null } });
+    expect(notInAccount.status).toBe(400);
+    expect(notInAccount.body.code).toBe('number_not_in_twilio_account');
+    // ...and even where its account lists the number, one bound here stays with its organization.
+    twilio.addIncomingNumber(otherOrgAccount.accountSid, e164);
     const taken = await server.api('/v1/phone-numbers', { apiKey: otherOrgKey, method: 'POST', body: { e164, agentId: null } });
     expect(taken.status).toBe(409);
     expect(taken.body.code).toBe('phone_number_taken');

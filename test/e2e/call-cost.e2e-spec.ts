@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { sineTone } from '@switchboard/audio';
 import { FakeOpenAiServer, FakeTwilioRestServer, type RecordedRequest } from '@switchboard/testing';
 import { LINE_UNAVAILABLE_MESSAGE } from '../../apps/server/src/twilio/inbound-call.service';
@@ -18,11 +19,14 @@ import {
 } from '../support/cost-recompute';
 import { createOtherOrganizationKey, createRepositories, createTestPrisma, uniqueE164 } from '../support/database';
 import { postCall, postSignedTwilioForm, setUpLine, type OrganizationLine } from '../support/outbound-calls';
+import { storeSecret } from '../support/secrets';
+import { connectTwilioAccount, type TenantTwilioAccount } from '../support/tenant-twilio';
 import { eventually, startTestServer, type TestServer } from '../support/test-server';
 
 /**
  * The per-call cost ledger end to end: a real inbound pipeline call (simulated Twilio caller, real
- * Silero VAD, local OpenAI-compatible fakes), priced with a catalog this file sets, and the ledger
+ * Silero VAD, local OpenAI-compatible fakes), billed with a catalog this file sets for its organization
+ * as the deployment operator (OPERATOR_API_KEY: what calls are billed with is the operator's), and the ledger
  * recomputed here from what the test itself saw (timestamps, audio sent, requests the fakes got,
  * usage they reported), with integer arithmetic of its own. Then Twilio's late billed minutes, the
  * usage report, budgets and their hard limit. Everything runs in an organization of this file's own:
@@ -34,8 +38,11 @@ import { eventually, startTestServer, type TestServer } from '../support/test-se
  * timings while that file runs in parallel.
  */
 
-const API_KEY_ENV = 'SWITCHBOARD_SECRET_E2E_COST_OPENAI';
+/** The organization's engine key, in its vault. */
+const API_KEY_SECRET = 'call-cost-openai-key';
 const FAKE_API_KEY = 'sk-fake-cost-e2e';
+/** This file's operator key: only the operator sets the prices an organization is billed with. */
+const OPERATOR_KEY = `op_test_call_cost_${randomBytes(24).toString('hex')}`;
 
 /** Distinctive prices (µ$), several chosen so that amounts need rounding (half up) to whole µ$. */
 const PRICES = {
@@ -92,6 +99,9 @@ describe('per-call cost ledger (e2e)', () => {
   /** Before any call of this file started: the start of the usage window. */
   const fileStartedAt = new Date(Date.now() - 60_000);
   let orgKey: string;
+  let organizationId: string;
+  /** The organization's own Twilio account: its number is on it, its calls are signed with it. */
+  let account: TenantTwilioAccount;
   let line: OrganizationLine;
   let catalog: { id: string; version: number };
   let subscriptionId: string;
@@ -111,10 +121,9 @@ describe('per-call cost ledger (e2e)', () => {
     return Promise.all(deliveries.map(async (delivery: { id: string }) => (await api(`/v1/webhook-deliveries/${delivery.id}`)).body.payload));
   };
   const callOut = () => postCall(server, orgKey, { agentId: line.agentId, to: uniqueE164(), from: line.number });
-  const callIn = () => callTo(server, line.number, { from: uniqueE164() });
+  const callIn = () => callTo(server, line.number, { from: uniqueE164(), account });
 
   beforeAll(async () => {
-    process.env[API_KEY_ENV] = FAKE_API_KEY;
     openai = await FakeOpenAiServer.start({
       apiKey: FAKE_API_KEY,
       transcription: () => ({ text: 'What time do you open tomorrow morning?' }),
@@ -131,9 +140,13 @@ describe('per-call cost ledger (e2e)', () => {
       TWILIO_ACCOUNT_SID: twilioRest.accountSid,
       TWILIO_AUTH_TOKEN: twilioRest.authToken,
       TWILIO_API_BASE_URL: twilioRest.baseUrl,
+      OPERATOR_API_KEY: OPERATOR_KEY,
     });
     orgKey = await createOtherOrganizationKey(repositories, 'call-cost');
-    const engine = { baseUrl: openai.baseUrl, apiKeyEnv: API_KEY_ENV };
+    organizationId = (await api('/v1/organization')).body.id;
+    account = await connectTwilioAccount(server, orgKey, twilioRest);
+    await storeSecret(server, API_KEY_SECRET, FAKE_API_KEY, orgKey);
+    const engine = { baseUrl: openai.baseUrl, apiKeySecret: API_KEY_SECRET };
     line = await setUpLine(server, orgKey, {
       engine: 'pipeline',
       config: {
@@ -144,11 +157,15 @@ describe('per-call cost ledger (e2e)', () => {
         idle: { promptAfterMs: 600_000 },
         interruptions: { enabled: false },
       },
-    });
-    const created = await api('/v1/price-catalog', { method: 'POST', body: { prices: PRICES } });
+    }, { twilio: twilioRest, account });
+    const created = await server.api(`/v1/organizations/${organizationId}/price-catalog`, { apiKey: OPERATOR_KEY, method: 'POST', body: { prices: PRICES } });
     expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({ version: 1, currency: 'USD', prices: PRICES });
+    expect(created.body).toMatchObject({ organizationId, setBy: 'operator', version: 1, currency: 'USD', prices: PRICES });
     catalog = { id: created.body.id, version: created.body.version };
+    // The organization sees it as the catalog its calls are billed with.
+    const catalogs = await api('/v1/price-catalog');
+    expect(catalogs.status).toBe(200);
+    expect(catalogs.body.inForce).toMatchObject({ id: catalog.id, setBy: 'operator' });
     // Events are written to the outbox only for subscriptions that exist when they happen.
     const subscription = await api('/v1/webhook-subscriptions', {
       method: 'POST',
@@ -162,7 +179,6 @@ describe('per-call cost ledger (e2e)', () => {
     await server?.close();
     await Promise.all([openai?.close(), twilioRest?.close()]);
     await prisma.$disconnect();
-    delete process.env[API_KEY_ENV];
   });
 
   it('prices an inbound pipeline call exactly as recomputed from what the caller and the fake engines saw', async () => {
@@ -170,7 +186,7 @@ describe('per-call cost ledger (e2e)', () => {
     const chatBefore = openai.requestsTo('chat').length;
     const ttsBefore = synthesized.length;
     const dialledAt = performance.now();
-    const { call, callId } = await dialAgent(server, line.number, uniqueE164());
+    const { call, callId } = await dialAgent(server, line.number, uniqueE164(), account);
 
     const firstReplyFrame = call.waitForMessage((message) => message.event === 'media', 30_000);
     await call.streamAudio(speechFixture('hours'), { trailingSilenceMs: 200 });
@@ -258,6 +274,8 @@ describe('per-call cost ledger (e2e)', () => {
       total: decimalOf(expectedTotal),
       correctedAt: null,
       repriced: { totalMicros: expectedTotal, matchesLedger: true },
+      // The organization set no prices of its own: nothing to show beside what it is billed.
+      ownPricing: null,
     });
     // The meters say the same as the caller: its audio, and the connected seconds of the call.
     expect(cost.meters).toMatchObject({
@@ -281,14 +299,14 @@ describe('per-call cost ledger (e2e)', () => {
     const priced = mainCall!;
     const billedMinutes = startedUnits(priced.measuredSeconds, 60) + 1;
     const callback = {
-      AccountSid: server.accountSid,
+      AccountSid: account.accountSid,
       CallSid: priced.callSid,
       CallStatus: 'completed',
       CallDuration: String(priced.measuredSeconds),
       Duration: String(billedMinutes),
       SequenceNumber: '4',
     };
-    expect((await postSignedTwilioForm(server, '/twilio/status', callback)).status).toBe(204);
+    expect((await postSignedTwilioForm(server, '/twilio/status', callback, account)).status).toBe(204);
 
     const corrected = await eventually(() => costOf(priced.id), (cost) => cost.lines.length > priced.chargeLines.length, 15_000);
     // The charge is untouched; one more billed minute adds its telephony price and its platform fee.
@@ -309,7 +327,7 @@ describe('per-call cost ledger (e2e)', () => {
     });
 
     // Twilio retries a callback it got no 2xx for: the same news again changes nothing.
-    expect((await postSignedTwilioForm(server, '/twilio/status', { ...callback, SequenceNumber: '5' })).status).toBe(204);
+    expect((await postSignedTwilioForm(server, '/twilio/status', { ...callback, SequenceNumber: '5' }, account)).status).toBe(204);
     expect((await costOf(priced.id)).lines).toHaveLength(corrected.lines.length);
 
     // One call.cost event for the charge and one for the correction, each with the lines it added.
@@ -325,7 +343,7 @@ describe('per-call cost ledger (e2e)', () => {
   }, 60_000);
 
   it('shows a live call as pending, and prices it once it ends', async () => {
-    const { call, callId } = await dialAgent(server, line.number, uniqueE164());
+    const { call, callId } = await dialAgent(server, line.number, uniqueE164(), account);
     const live = await api(`/v1/calls/${callId}/cost`);
     expect(live.status).toBe(200);
     expect(live.body).toEqual({
@@ -340,6 +358,7 @@ describe('per-call cost ledger (e2e)', () => {
       meters: null,
       lines: [],
       repriced: null,
+      ownPricing: null,
     });
     expect((await api(`/v1/calls/${callId}`)).body.cost).toEqual(live.body);
 
@@ -459,6 +478,9 @@ describe('per-call cost ledger (e2e)', () => {
       expect((await server.api(`/v1/calls/${mainCall!.id}/cost`, { apiKey: readKey })).status).toBe(200);
       const changePrices = await server.api('/v1/price-catalog', { apiKey: readKey, method: 'POST', body: { prices: PRICES } });
       expect(changePrices.status).toBe(403);
+      // The prices the organization is billed with are the operator's: not even its admin key sets them.
+      const billingPrices = await server.api(`/v1/organizations/${organizationId}/price-catalog`, { apiKey: orgKey, method: 'POST', body: { prices: PRICES } });
+      expect(billingPrices.status).toBe(401);
 
       // The default organization's admin key, and a brand-new organization's.
       const elsewhere = await server.api(`/v1/calls/${mainCall!.id}/cost`);
@@ -520,14 +542,19 @@ describe('per-call cost ledger (e2e)', () => {
 
       // Twilio reports the refused call complete: it billed the minute of the message, which is priced
       // (no stream, so nothing else).
-      const completed = await postSignedTwilioForm(server, '/twilio/status', {
-        AccountSid: server.accountSid,
-        CallSid: refused.parties.callSid,
-        CallStatus: 'completed',
-        CallDuration: '6',
-        Duration: '1',
-        SequenceNumber: '2',
-      });
+      const completed = await postSignedTwilioForm(
+        server,
+        '/twilio/status',
+        {
+          AccountSid: account.accountSid,
+          CallSid: refused.parties.callSid,
+          CallStatus: 'completed',
+          CallDuration: '6',
+          Duration: '1',
+          SequenceNumber: '2',
+        },
+        account,
+      );
       expect(completed.status).toBe(204);
       const refusedCost = await pricedCost(listed.id);
       // Twilio bills the refusal's minute; the platform charges no fee for a call no agent served.
@@ -536,14 +563,19 @@ describe('per-call cost ledger (e2e)', () => {
 
 
       // Each threshold is announced once a month: later ledger writes (the refused call's charge and its correction) announce nothing new.
-      const recorrected = await postSignedTwilioForm(server, '/twilio/status', {
-        AccountSid: server.accountSid,
-        CallSid: refused.parties.callSid,
-        CallStatus: 'completed',
-        CallDuration: '66',
-        Duration: '2',
-        SequenceNumber: '3',
-      });
+      const recorrected = await postSignedTwilioForm(
+        server,
+        '/twilio/status',
+        {
+          AccountSid: account.accountSid,
+          CallSid: refused.parties.callSid,
+          CallStatus: 'completed',
+          CallDuration: '66',
+          Duration: '2',
+          SequenceNumber: '3',
+        },
+        account,
+      );
       expect(recorrected.status).toBe(204);
       await eventually(() => costOf(listed.id), (cost) => cost.lines.length === 2, 10_000);
       expect((await deliveryPayloads('usage.threshold')).length).toBe(2);

@@ -3,6 +3,7 @@ import { callTo } from '../support/conversation-agents';
 import { ALL_AGENTS_BUSY_MESSAGE } from '../../apps/server/src/twilio/inbound-call.service';
 import { createOtherOrganizationKey, createRepositories, createTestPrisma, uniqueE164 } from '../support/database';
 import { postCall, setUpLine, type OrganizationLine } from '../support/outbound-calls';
+import { connectTwilioAccount, type TenantTwilioAccount } from '../support/tenant-twilio';
 import { startTestServer, type TestServer } from '../support/test-server';
 
 /**
@@ -16,6 +17,8 @@ describe('concurrency limit per organization (e2e)', () => {
   const prisma = createTestPrisma(2);
   const repositories = createRepositories(prisma);
   let orgKey: string;
+  /** The organization's own Twilio account: its number is on it, its calls are placed and signed with it. */
+  let account: TenantTwilioAccount;
   let line: OrganizationLine;
 
   beforeAll(async () => {
@@ -27,7 +30,8 @@ describe('concurrency limit per organization (e2e)', () => {
       TWILIO_API_BASE_URL: twilioRest.baseUrl,
     });
     orgKey = await createOtherOrganizationKey(repositories, 'concurrency-limit');
-    line = await setUpLine(server, orgKey, { engine: 'echo' });
+    account = await connectTwilioAccount(server, orgKey, twilioRest);
+    line = await setUpLine(server, orgKey, { engine: 'echo' }, { twilio: twilioRest, account });
   }, 30_000);
 
   afterAll(async () => {
@@ -40,11 +44,11 @@ describe('concurrency limit per organization (e2e)', () => {
   const setLimit = (maxConcurrentCalls: unknown, apiKey = orgKey) => server.api('/v1/organization', { method: 'PATCH', apiKey, body: { maxConcurrentCalls } });
   const callOut = () => postCall(server, orgKey, { agentId: line.agentId, to: uniqueE164(), from: line.number });
   const hangUp = (callId: string) => server.api(`/v1/calls/${callId}/hangup`, { method: 'POST', apiKey: orgKey });
-  const callIn = () => callTo(server, line.number, { from: uniqueE164() });
+  const callIn = () => callTo(server, line.number, { from: uniqueE164(), account });
 
   it('shows the default limit until the organization sets its own', async () => {
     const body = await organization();
-    expect(body).toMatchObject({ maxConcurrentCalls: null, effectiveMaxConcurrentCalls: 1000, activeCalls: 0, refusedCallsLast24h: 0, refusedCallsTotal: 0 });
+    expect(body).toMatchObject({ maxConcurrentCalls: null, maxConcurrentCallsCap: 1000, effectiveMaxConcurrentCalls: 1000, activeCalls: 0, refusedCallsLast24h: 0, refusedCallsTotal: 0 });
     expect(body.name).toMatch(/^concurrency-limit-/);
   });
 
@@ -60,8 +64,9 @@ describe('concurrency limit per organization (e2e)', () => {
     expect(second.status).toBe(429);
     expect(second.headers.get('retry-after')).toBe('30');
     expect(second.body).toMatchObject({ code: 'concurrency_limit', limit: 1, activeCalls: 1 });
-    // Refused before Twilio: only the first call was placed.
+    // Refused before Twilio: only the first call was placed (with the organization's own account).
     expect(twilioRest.requestsFor('create_call').filter((request) => request.form['From'] === line.number)).toHaveLength(1);
+    expect(twilioRest.requestsFor('create_call').filter((request) => request.form['From'] === line.number)[0]).toMatchObject({ accountSid: account.accountSid });
 
     const inbound = callIn();
     const twiml = await inbound.dial();
@@ -139,6 +144,7 @@ describe('concurrency limit per organization (e2e)', () => {
       ['a string', { maxConcurrentCalls: '3' }],
       ['a missing field', {}],
       ['an unknown field', { maxConcurrentCalls: 3, name: 'renamed' }],
+      ['a limit above the operator\'s cap (MAX_CONCURRENT_CALLS_CAP=1000)', { maxConcurrentCalls: 1001 }],
     ])('answers 400 to %s', async (_label, body) => {
       const answer = await server.api('/v1/organization', { method: 'PATCH', apiKey: orgKey, body });
       expect(answer.status).toBe(400);

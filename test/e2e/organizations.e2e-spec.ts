@@ -62,7 +62,8 @@ describe('Organizations API, operator only (e2e)', () => {
     const listed = await operator('GET');
     expect(listed.status).toBe(200);
     contract.assertResponse('GET', '/v1/organizations', 200, listed.body);
-    expect(listed.body.data).toContainEqual({ id: created.body.id, name, createdAt: created.body.createdAt, maxConcurrentCalls: 3 });
+    // No cap of its own: MAX_CONCURRENT_CALLS_CAP applies (the operator sets one with PATCH /v1/organizations/:id).
+    expect(listed.body.data).toContainEqual({ id: created.body.id, name, createdAt: created.body.createdAt, maxConcurrentCalls: 3, maxConcurrentCallsCap: null });
     expect(JSON.stringify(listed.body)).not.toContain(key);
   });
 

@@ -3,16 +3,21 @@ import { FakeOpenAiServer, FakeTwilioRestServer, type RecordedRequest } from '@s
 import { speechFixture } from '../support/conversation-agents';
 import { createOtherOrganizationKey, createRepositories, createTestPrisma, uniqueE164 } from '../support/database';
 import { answeredOutboundCall, postCall, postSignedTwilioForm, sendAmdResult, setUpLine, type OrganizationLine } from '../support/outbound-calls';
+import { storeSecret } from '../support/secrets';
+import { connectTwilioAccount, type TenantTwilioAccount } from '../support/tenant-twilio';
 import { eventually, startTestServer, type TestServer } from '../support/test-server';
 
 /**
  * Outbound calls end to end: POST /v1/calls against the real server and Postgres, Twilio's REST API
  * played by FakeTwilioRestServer (the real twilio-node client pointed at it), and Twilio's side of
  * the placed call (signed TwiML fetch, status and AMD callbacks, media stream) played by the
- * simulated caller. Everything runs in an organization of this file's own.
+ * simulated caller. Everything runs in an organization of this file's own, with its own Twilio
+ * account (on the fake): its calls are placed with that account, and Twilio signs their callbacks
+ * with it.
  */
 
-const API_KEY_ENV = 'SWITCHBOARD_SECRET_E2E_OUTBOUND_OPENAI';
+/** The organization's engine key, in its vault. */
+const API_KEY_SECRET = 'outbound-calls-openai-key';
 const FAKE_API_KEY = 'sk-fake-outbound-e2e';
 
 function speechFor(text: string): Int16Array {
@@ -32,17 +37,18 @@ describe('outbound calls (e2e)', () => {
   const repositories = createRepositories(prisma);
   /** Admin key of this file's organization. */
   let orgKey: string;
+  /** This file's organization's own Twilio account. */
+  let account: TenantTwilioAccount;
   let pipelineLine: OrganizationLine;
   let echoLine: OrganizationLine;
 
   const engines = () => ({
-    stt: { provider: 'openai', model: 'whisper-1', baseUrl: openai.baseUrl, apiKeyEnv: API_KEY_ENV },
-    llm: { provider: 'openai', model: 'gpt-test', baseUrl: openai.baseUrl, apiKeyEnv: API_KEY_ENV },
-    tts: { provider: 'openai', model: 'tts-test', baseUrl: openai.baseUrl, apiKeyEnv: API_KEY_ENV, voice: 'alloy' },
+    stt: { provider: 'openai', model: 'whisper-1', baseUrl: openai.baseUrl, apiKeySecret: API_KEY_SECRET },
+    llm: { provider: 'openai', model: 'gpt-test', baseUrl: openai.baseUrl, apiKeySecret: API_KEY_SECRET },
+    tts: { provider: 'openai', model: 'tts-test', baseUrl: openai.baseUrl, apiKeySecret: API_KEY_SECRET, voice: 'alloy' },
   });
 
   beforeAll(async () => {
-    process.env[API_KEY_ENV] = FAKE_API_KEY;
     openai = await FakeOpenAiServer.start({
       apiKey: FAKE_API_KEY,
       transcription: () => ({ text: 'What time do you open?' }),
@@ -56,6 +62,8 @@ describe('outbound calls (e2e)', () => {
       TWILIO_API_BASE_URL: twilioRest.baseUrl,
     });
     orgKey = await createOtherOrganizationKey(repositories, 'outbound-calls');
+    account = await connectTwilioAccount(server, orgKey, twilioRest);
+    await storeSecret(server, API_KEY_SECRET, FAKE_API_KEY, orgKey);
     pipelineLine = await setUpLine(server, orgKey, {
       engine: 'pipeline',
       config: {
@@ -63,15 +71,14 @@ describe('outbound calls (e2e)', () => {
         systemPrompt: 'You call {{call.params.customerName}} about order {{call.params.orderId}}. Answered by {{call.answeredBy}}.',
         firstMessage: 'Hello {{call.params.customerName}}, this is Acme about order {{call.params.orderId}}.',
       },
-    });
-    echoLine = await setUpLine(server, orgKey, { engine: 'echo' });
+    }, { twilio: twilioRest, account });
+    echoLine = await setUpLine(server, orgKey, { engine: 'echo' }, { twilio: twilioRest, account });
   }, 30_000);
 
   afterAll(async () => {
     await server?.close();
     await Promise.all([twilioRest?.close(), openai?.close()]);
     await prisma.$disconnect();
-    delete process.env[API_KEY_ENV];
   });
 
   const detailOf = async (callId: string) => (await server.api(`/v1/calls/${callId}`, { apiKey: orgKey })).body;
@@ -104,10 +111,19 @@ describe('outbound calls (e2e)', () => {
     });
     expect(call.twilioCallSid).toMatch(/^CA[0-9a-f]{32}$/);
 
-    // What Twilio was asked to do, as it received it (the real twilio-node client, authenticated).
-    expect(twilioRest.call(call.twilioCallSid)).toMatchObject({ to: callee, from: pipelineLine.number, status: 'queued', direction: 'outbound-api', machineDetection: 'DetectMessageEnd' });
+    // What Twilio was asked to do, as it received it (the real twilio-node client, authenticated as
+    // the organization's own account, never the operator's).
+    expect(call.twilioAccountSid).toBe(account.accountSid);
+    expect(twilioRest.call(call.twilioCallSid)).toMatchObject({
+      accountSid: account.accountSid,
+      to: callee,
+      from: pipelineLine.number,
+      status: 'queued',
+      direction: 'outbound-api',
+      machineDetection: 'DetectMessageEnd',
+    });
     const create = createRequestTo(callee);
-    expect(create).toMatchObject({ authorized: true, status: 201 });
+    expect(create).toMatchObject({ accountSid: account.accountSid, authorized: true, status: 201 });
     expect(create?.form).toMatchObject({
       To: callee,
       From: pipelineLine.number,
@@ -122,15 +138,16 @@ describe('outbound calls (e2e)', () => {
     });
 
     // The phone rings, the callee answers, detection decides: Twilio reports each step.
-    const callee$ = answeredOutboundCall(server, call);
+    const callee$ = answeredOutboundCall(server, call, account);
     expect((await callee$.sendStatusCallback('ringing')).status).toBe(204);
     expect((await callee$.sendStatusCallback('in-progress')).status).toBe(204);
-    expect((await sendAmdResult(server, call.twilioCallSid, 'human')).status).toBe(204);
+    expect((await sendAmdResult(server, call.twilioCallSid, 'human', account)).status).toBe(204);
 
     // Twilio fetches the TwiML: a stream to the media URL with the call id and a fresh single-use token.
+    // The organization's own account gets a media path of its own (the upgrade is verified with its token).
     const twiml = await callee$.dial();
     expect(twiml.rejected).toBe(false);
-    expect(twiml.stream?.url).toBe('wss://switchboard.test/twilio/media');
+    expect(twiml.stream?.url).toBe(`wss://switchboard.test/twilio/media/${account.accountSid}`);
     expect(twiml.stream?.parameters['callId']).toBe(call.id);
     expect(twiml.stream?.parameters['streamToken']).toMatch(/^[\w-]{43}$/);
 
@@ -161,7 +178,7 @@ describe('outbound calls (e2e)', () => {
     expect(hungUp.body).toMatchObject({ id: call.id, endReason: 'api_hangup' });
     expect(hungUp.body.endedAt).toEqual(expect.any(String));
     const update = twilioRest.requestsFor('update_call').find((request) => request.callSid === call.twilioCallSid);
-    expect(update).toMatchObject({ authorized: true, status: 200, form: { Status: 'completed' } });
+    expect(update).toMatchObject({ accountSid: account.accountSid, authorized: true, status: 200, form: { Status: 'completed' } });
     expect(twilioRest.call(call.twilioCallSid)?.status).toBe('completed');
     await callee$.closed;
 
@@ -180,12 +197,12 @@ describe('outbound calls (e2e)', () => {
     const placed = await postCall(server, orgKey, { agentId: echoLine.agentId, to: uniqueE164(), from: echoLine.number, machineDetection: 'Enable' });
     expect(placed.status).toBe(201);
     const call = placed.body;
-    const callee = answeredOutboundCall(server, call);
+    const callee = answeredOutboundCall(server, call, account);
     await callee.dial();
     await callee.connectMedia();
     await eventually(() => detailOf(call.id), (body) => body.streamStartedAt !== null);
 
-    expect((await sendAmdResult(server, call.twilioCallSid, 'machine_end_beep')).status).toBe(204);
+    expect((await sendAmdResult(server, call.twilioCallSid, 'machine_end_beep', account)).status).toBe(204);
     const detail = await detailOf(call.id);
     expect(detail.answeredBy).toBe('machine_end_beep');
     expect(detail.events.filter((event: { type: string }) => event.type === 'amd_result')).toHaveLength(1);
@@ -239,7 +256,7 @@ describe('outbound calls (e2e)', () => {
   describe('Twilio\'s TwiML request', () => {
     it('hangs up (no stream) a request whose CallSid is not the call\'s', async () => {
       const placed = await postCall(server, orgKey, { agentId: echoLine.agentId, to: uniqueE164(), from: echoLine.number });
-      const impostor = answeredOutboundCall(server, { ...placed.body, twilioCallSid: `CA${'e'.repeat(32)}` });
+      const impostor = answeredOutboundCall(server, { ...placed.body, twilioCallSid: `CA${'e'.repeat(32)}` }, account);
       const twiml = await impostor.dial();
       expect(twiml.stream).toBeNull();
       expect(twiml.verbs.map((verb) => verb.name)).toEqual(['Hangup']);
@@ -249,17 +266,17 @@ describe('outbound calls (e2e)', () => {
 
     it('refuses unsigned requests with 403', async () => {
       const placed = await postCall(server, orgKey, { agentId: echoLine.agentId, to: uniqueE164(), from: echoLine.number });
-      const callee = answeredOutboundCall(server, placed.body);
+      const callee = answeredOutboundCall(server, placed.body, account);
       await expect(callee.dial({ signature: 'omit' })).rejects.toMatchObject({ httpStatus: 403 });
-      const amd = await fetch(`${server.serverUrl}/twilio/amd`, { method: 'POST', body: new URLSearchParams({ CallSid: placed.body.twilioCallSid, AccountSid: server.accountSid, AnsweredBy: 'human' }) });
+      const amd = await fetch(`${server.serverUrl}/twilio/amd`, { method: 'POST', body: new URLSearchParams({ CallSid: placed.body.twilioCallSid, AccountSid: account.accountSid, AnsweredBy: 'human' }) });
       expect(amd.status).toBe(403);
       expect((await detailOf(placed.body.id)).answeredBy).toBeNull();
       await hangUp(placed.body.id);
     });
 
     it('acknowledges an AMD result for an unknown call, and names a malformed field', async () => {
-      expect((await sendAmdResult(server, `CA${'d'.repeat(32)}`, 'human')).status).toBe(204);
-      const malformed = await postSignedTwilioForm(server, '/twilio/amd', { AccountSid: server.accountSid, CallSid: `CA${'d'.repeat(32)}`, AnsweredBy: 'Human!' });
+      expect((await sendAmdResult(server, `CA${'d'.repeat(32)}`, 'human', account)).status).toBe(204);
+      const malformed = await postSignedTwilioForm(server, '/twilio/amd', { AccountSid: account.accountSid, CallSid: `CA${'d'.repeat(32)}`, AnsweredBy: 'Human!' }, account);
       expect(malformed.status).toBe(400);
       const problem = (await malformed.json()) as { details: { field: string }[] };
       expect(problem.details[0]?.field).toBe('AnsweredBy');
@@ -306,7 +323,8 @@ describe('outbound calls (e2e)', () => {
 
     it('refuses an agent or a caller number of another organization with 400', async () => {
       const otherKey = await createOtherOrganizationKey(repositories, 'outbound-calls-foreign');
-      const foreignLine = await setUpLine(server, otherKey, { engine: 'echo' });
+      const foreignAccount = await connectTwilioAccount(server, otherKey, twilioRest);
+      const foreignLine = await setUpLine(server, otherKey, { engine: 'echo' }, { twilio: twilioRest, account: foreignAccount });
       const foreignAgent = await postCall(server, orgKey, { ...validBody(), agentId: foreignLine.agentId });
       expect(foreignAgent.status).toBe(400);
       expect(foreignAgent.body.code).toBe('agent_not_found');

@@ -2,6 +2,7 @@ import { sineTone } from '@switchboard/audio';
 import { FakeOpenAiServer, FakeTwilioRestServer, type FakeChatReply, type RecordedRequest } from '@switchboard/testing';
 import { bindAgent, dialAgent, framesReceived, speechFixture } from '../support/conversation-agents';
 import { FakeBusinessEndpoint } from '@switchboard/conversation/tools/business-endpoint.test-support';
+import { storeSecret, storeSigningSecret } from '../support/secrets';
 import { toolSignatureIsValid } from '../support/tool-signature';
 import { eventually, startTestServer, type TestServer } from '../support/test-server';
 
@@ -13,9 +14,12 @@ import { eventually, startTestServer, type TestServer } from '../support/test-se
  * the audio and messages on the call, the requests the engines received, and GET /v1/calls/:id.
  */
 
-const TOOL_SECRET = 'tool-signing-secret-for-e2e-0123456789';
-const SECRET_ENV = 'SWITCHBOARD_SECRET_E2E_TOOL';
-const API_KEY_ENV = 'SWITCHBOARD_SECRET_E2E_OPENAI';
+/**
+ * The agents run in the default organization (bindAgent); their secrets are in its vault, under
+ * names of this file's own (other spec files store theirs in the same vault at the same time).
+ */
+const TOOL_SECRET_NAME = 'pipeline-agent-lookup-signing';
+const API_KEY_SECRET = 'pipeline-agent-openai-key';
 const FAKE_API_KEY = 'sk-fake-e2e';
 
 /** Agent speech: 30 ms of tone per character at 24 kHz, so longer text plays longer and a cut is measurable. */
@@ -37,19 +41,19 @@ describe('pipeline agent over a simulated Twilio call (e2e)', () => {
   let openai: FakeOpenAiServer;
   let twilioRest: FakeTwilioRestServer;
   let business: FakeBusinessEndpoint;
+  /** The tool's Standard Webhooks signing secret (whsec_...), as stored in the vault. */
+  let toolSecret: string;
   /** What the fake recogniser hears next, and how the fake model answers; each test sets them. */
   let transcript = 'hello';
   let chat: (request: RecordedRequest) => FakeChatReply = () => ({ text: ['Hello.'] });
 
   const engines = () => ({
-    stt: { provider: 'openai', model: 'whisper-1', baseUrl: openai.baseUrl, apiKeyEnv: API_KEY_ENV },
-    llm: { provider: 'openai', model: 'gpt-test', baseUrl: openai.baseUrl, apiKeyEnv: API_KEY_ENV },
-    tts: { provider: 'openai', model: 'tts-test', baseUrl: openai.baseUrl, apiKeyEnv: API_KEY_ENV, voice: 'alloy' },
+    stt: { provider: 'openai', model: 'whisper-1', baseUrl: openai.baseUrl, apiKeySecret: API_KEY_SECRET },
+    llm: { provider: 'openai', model: 'gpt-test', baseUrl: openai.baseUrl, apiKeySecret: API_KEY_SECRET },
+    tts: { provider: 'openai', model: 'tts-test', baseUrl: openai.baseUrl, apiKeySecret: API_KEY_SECRET, voice: 'alloy' },
   });
 
   beforeAll(async () => {
-    process.env[SECRET_ENV] = TOOL_SECRET;
-    process.env[API_KEY_ENV] = FAKE_API_KEY;
     openai = await FakeOpenAiServer.start({
       apiKey: FAKE_API_KEY,
       transcription: () => ({ text: transcript }),
@@ -67,13 +71,13 @@ describe('pipeline agent over a simulated Twilio call (e2e)', () => {
       TWILIO_AUTH_TOKEN: twilioRest.authToken,
       TWILIO_API_BASE_URL: twilioRest.baseUrl,
     });
+    await storeSecret(server, API_KEY_SECRET, FAKE_API_KEY);
+    toolSecret = await storeSigningSecret(server, TOOL_SECRET_NAME);
   }, 30_000);
 
   afterAll(async () => {
     await server?.close();
     await Promise.all([openai?.close(), twilioRest?.close(), business?.close()]);
-    delete process.env[SECRET_ENV];
-    delete process.env[API_KEY_ENV];
   });
 
   const detailOf = async (callId: string) => (await server.api(`/v1/calls/${callId}`)).body;
@@ -140,7 +144,7 @@ describe('pipeline agent over a simulated Twilio call (e2e)', () => {
             description: 'Looks up an order by its number.',
             parameters: { type: 'object', properties: { orderId: { type: 'string', pattern: '^[0-9]+$' } }, required: ['orderId'], additionalProperties: false },
             url: business.url('/tools/lookup'),
-            signingSecretEnv: SECRET_ENV,
+            signingSecret: TOOL_SECRET_NAME,
             fillerMessage: 'Let me look that up.',
           },
         ],
@@ -153,7 +157,7 @@ describe('pipeline agent over a simulated Twilio call (e2e)', () => {
     await call.hangup();
 
     const request = business.received[businessBefore]!;
-    expect(toolSignatureIsValid(TOOL_SECRET, request.headers, request.bodyText)).toBe(true);
+    expect(toolSignatureIsValid(toolSecret, request.headers, request.bodyText)).toBe(true);
     expect(JSON.parse(request.bodyText)).toMatchObject({ tool: 'lookup_order', arguments: { orderId: '4567' }, call: { id: callId, agentId, callerNumber: '+15550104567' } });
     expect(detail.toolInvocations).toEqual([
       expect.objectContaining({ toolCallId: 'call_lookup_1', name: 'lookup_order', arguments: { orderId: '4567' }, result: { orderId: '4567', status: 'shipped', eta: 'tomorrow' }, error: null }),

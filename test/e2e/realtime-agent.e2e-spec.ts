@@ -9,6 +9,7 @@ import {
 } from '@switchboard/testing';
 import { bindAgent, dialAgent, speechFixture } from '../support/conversation-agents';
 import { FakeBusinessEndpoint } from '@switchboard/conversation/tools/business-endpoint.test-support';
+import { storeSecret, storeSigningSecret } from '../support/secrets';
 import { toolSignatureIsValid } from '../support/tool-signature';
 import { eventually, startTestServer, type TestServer } from '../support/test-server';
 
@@ -24,9 +25,12 @@ import { eventually, startTestServer, type TestServer } from '../support/test-se
  * received, the business and Twilio requests, and GET /v1/calls/:id.
  */
 
-const TOOL_SECRET = 'tool-signing-secret-for-realtime-e2e-0123';
-const SECRET_ENV = 'SWITCHBOARD_SECRET_E2E_RT_TOOL';
-const API_KEY_ENV = 'SWITCHBOARD_SECRET_E2E_REALTIME';
+/**
+ * The agents run in the default organization (bindAgent); their secrets are in its vault, under
+ * names of this file's own (other spec files store theirs in the same vault at the same time).
+ */
+const TOOL_SECRET_NAME = 'realtime-agent-lookup-signing';
+const API_KEY_SECRET = 'realtime-agent-openai-key';
 const FAKE_API_KEY = 'sk-fake-realtime-e2e';
 /** 100 ms of 8 kHz mu-law: model audio chunks of this size are whole 20 ms frames, so nothing is padded. */
 const CHUNK_BYTES = 800;
@@ -80,12 +84,12 @@ describe('realtime agent over a simulated Twilio call (e2e)', () => {
   let model: FakeRealtimeServer;
   let twilioRest: FakeTwilioRestServer;
   let business: FakeBusinessEndpoint;
+  /** The tool's Standard Webhooks signing secret (whsec_...), as stored in the vault. */
+  let toolSecret: string;
 
-  const realtime = () => ({ url: model.baseUrl, model: 'gpt-realtime-e2e', apiKeyEnv: API_KEY_ENV, voice: 'marin', turnDetection: 'server_vad' });
+  const realtime = () => ({ url: model.baseUrl, model: 'gpt-realtime-e2e', apiKeySecret: API_KEY_SECRET, voice: 'marin', turnDetection: 'server_vad' });
 
   beforeAll(async () => {
-    process.env[SECRET_ENV] = TOOL_SECRET;
-    process.env[API_KEY_ENV] = FAKE_API_KEY;
     model = new FakeRealtimeServer({ apiKey: FAKE_API_KEY });
     await model.start();
     twilioRest = await FakeTwilioRestServer.start({ acceptUnknownCalls: true });
@@ -99,13 +103,13 @@ describe('realtime agent over a simulated Twilio call (e2e)', () => {
       TWILIO_AUTH_TOKEN: twilioRest.authToken,
       TWILIO_API_BASE_URL: twilioRest.baseUrl,
     });
+    await storeSecret(server, API_KEY_SECRET, FAKE_API_KEY);
+    toolSecret = await storeSigningSecret(server, TOOL_SECRET_NAME);
   }, 30_000);
 
   afterAll(async () => {
     await server?.close();
     await Promise.all([model?.stop(), twilioRest?.close(), business?.close()]);
-    delete process.env[SECRET_ENV];
-    delete process.env[API_KEY_ENV];
   });
 
   const detailOf = async (callId: string) => (await server.api(`/v1/calls/${callId}`)).body;
@@ -350,7 +354,7 @@ describe('realtime agent over a simulated Twilio call (e2e)', () => {
             description: 'Looks up an order by its number.',
             parameters: { type: 'object', properties: { orderId: { type: 'string', pattern: '^[0-9]+$' } }, required: ['orderId'], additionalProperties: false },
             url: business.url('/tools/lookup'),
-            signingSecretEnv: SECRET_ENV,
+            signingSecret: TOOL_SECRET_NAME,
           },
         ],
       },
@@ -367,7 +371,7 @@ describe('realtime agent over a simulated Twilio call (e2e)', () => {
 
     expect(connection.session.tools).toEqual([expect.objectContaining({ type: 'function', name: 'lookup_order', parameters: expect.objectContaining({ required: ['orderId'] }) })]);
     const request = business.received[businessBefore]!;
-    expect(toolSignatureIsValid(TOOL_SECRET, request.headers, request.bodyText)).toBe(true);
+    expect(toolSignatureIsValid(toolSecret, request.headers, request.bodyText)).toBe(true);
     expect(JSON.parse(request.bodyText)).toMatchObject({ tool: 'lookup_order', arguments: { orderId: '4567' }, call: { id: callId, agentId, callerNumber: '+15550104567' } });
     expect(output.item.call_id).toBe('call_lookup_1');
     expect(JSON.parse(output.item.output)).toEqual({ result: { orderId: '4567', status: 'shipped', eta: 'tomorrow' } });

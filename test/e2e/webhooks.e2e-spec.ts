@@ -1,6 +1,8 @@
+import { FakeTwilioRestServer } from '@switchboard/testing';
 import { callTo } from '../support/conversation-agents';
-import { createOtherOrganizationKey, createRepositories, createScratchDatabase, createTestPrisma, uniqueCallSid, uniqueE164, type ScratchDatabase } from '../support/database';
+import { createOtherOrganizationKey, createRepositories, createScratchDatabase, createTestPrisma, uniqueCallSid, type ScratchDatabase } from '../support/database';
 import type { PrismaService } from '../../libs/persistence/src/prisma.service';
+import { bindTenantNumber, connectTwilioAccount, type TenantTwilioAccount } from '../support/tenant-twilio';
 import { eventually, startTestServer, type TestServer } from '../support/test-server';
 import { WebhookReceiver } from '../support/webhook-receiver';
 
@@ -20,14 +22,22 @@ describe('Outgoing webhooks (e2e)', () => {
   let server: TestServer;
   let apiKey: string;
   let number: string;
+  /** Twilio's REST API, where the organization's own account (and its number) lives. */
+  let twilio: FakeTwilioRestServer;
+  /** The organization's own Twilio account: it signs the organization's calls. */
+  let account: TenantTwilioAccount;
   const receiver = new WebhookReceiver();
   let database: ScratchDatabase;
   let prisma: PrismaService;
 
   beforeAll(async () => {
     await receiver.start();
+    twilio = await FakeTwilioRestServer.start();
     database = await createScratchDatabase('webhooks');
     server = await startTestServer({
+      TWILIO_API_BASE_URL: twilio.baseUrl,
+      TWILIO_ACCOUNT_SID: twilio.accountSid,
+      TWILIO_AUTH_TOKEN: twilio.authToken,
       DATABASE_URL: database.url,
       MIGRATE_ON_START: 'true',
       WEBHOOK_WORKER_ENABLED: 'true',
@@ -40,12 +50,12 @@ describe('Outgoing webhooks (e2e)', () => {
     apiKey = await createOtherOrganizationKey(createRepositories(prisma), 'webhooks');
     const agent = await server.api('/v1/agents', { apiKey, method: 'POST', body: { name: 'webhook-echo', engine: 'echo' } });
     expect(agent.status).toBe(201);
-    number = uniqueE164();
-    const bound = await server.api('/v1/phone-numbers', { apiKey, method: 'POST', body: { e164: number, agentId: agent.body.id } });
-    expect(bound.status).toBe(201);
+    account = await connectTwilioAccount(server, apiKey, twilio);
+    number = await bindTenantNumber(server, apiKey, twilio, account, agent.body.id);
   }, 60_000);
   afterAll(async () => {
     await server?.close();
+    await twilio?.close();
     await receiver.stop();
     await prisma?.$disconnect();
     await database?.drop();
@@ -56,7 +66,7 @@ describe('Outgoing webhooks (e2e)', () => {
   /** A call to the organization's number that rings, is answered and hangs up: call.started, .answered, .ended. */
   async function placeShortCall(): Promise<string> {
     const callSid = uniqueCallSid();
-    const call = callTo(server, number, { from: '+15550003333', callSid });
+    const call = callTo(server, number, { from: '+15550003333', callSid, account });
     const twiml = await call.dial();
     expect(twiml.rejected).toBe(false);
     await call.sendStatusCallback('in-progress');

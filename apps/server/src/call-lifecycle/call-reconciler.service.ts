@@ -88,6 +88,10 @@ export class CallReconciler implements OnApplicationBootstrap, OnApplicationShut
         at: now,
       });
     }
+    // Another process's reconciler (or a late finalise) may have ended it meanwhile: the first end
+    // wins, and only the reconciler that ended it says so in the call's log.
+    const applied = await this.ends.finalise(call.id, { endReason: RECONCILED_END_REASON, endedAt: now });
+    if (!applied) return false;
     await this.callEvents.append(call.id, {
       type: RECONCILED_END_REASON,
       at: now,
@@ -97,7 +101,7 @@ export class CallReconciler implements OnApplicationBootstrap, OnApplicationShut
         ...('status' in twilio ? { twilioStatus: twilio.status } : { twilioStatus: null, twilioUnknown: twilio.unknown }),
       },
     });
-    return this.ends.finalise(call.id, { endReason: RECONCILED_END_REASON, endedAt: now });
+    return true;
   }
 
   /** Twilio's status of the call, hanging it up when Twilio still has it live (nobody here serves it). */

@@ -24,7 +24,7 @@ export function twilioNotConfigured(): ServiceUnavailableException {
     statusCode: 503,
     error: 'Service Unavailable',
     code: 'twilio_not_configured',
-    message: 'Placing calls needs TWILIO_ACCOUNT_SID and TWILIO_AUTH_TOKEN to be set on the server.',
+    message: "Placing calls needs a Twilio account: the organization's own (PUT /v1/organization/twilio-account), or for the default organization TWILIO_ACCOUNT_SID and TWILIO_AUTH_TOKEN on the server.",
   });
 }
 

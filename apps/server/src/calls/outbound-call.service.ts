@@ -15,7 +15,8 @@ import { CallAdmissionService } from '../call-lifecycle/call-admission.service';
 import { CallEndService } from '../call-lifecycle/call-end.service';
 import { unknownAgent } from '../phone-numbers/phone-number-errors';
 import { describeTwilioFailure } from '../telephony-control/twilio-failure';
-import { TwilioRestClientFactory } from '../telephony-control/twilio-rest-client.factory';
+import { TwilioRestClientFactory, type TwilioRestCredentials } from '../telephony-control/twilio-rest-client.factory';
+import { TwilioAccountService } from '../twilio-accounts/twilio-account.service';
 import {
   callAlreadyEnded,
   callNotFound,
@@ -48,6 +49,7 @@ export class OutboundCallService {
     private readonly agents: AgentRepository,
     private readonly phoneNumbers: PhoneNumberRepository,
     private readonly twilioRest: TwilioRestClientFactory,
+    private readonly twilioAccounts: TwilioAccountService,
     private readonly logger: PinoLogger,
   ) {
     this.logger.setContext(OutboundCallService.name);
@@ -57,14 +59,15 @@ export class OutboundCallService {
     const agent = await this.agents.findById(organizationId, body.agentId);
     if (!agent) throw unknownAgent(body.agentId);
     if (!(await this.phoneNumbers.ownsNumber(organizationId, body.from))) throw fromNumberNotOwned(body.from);
-    const accountSid = this.config.twilio.accountSid;
-    if (!this.twilioRest.isConfigured || !accountSid) throw twilioNotConfigured();
+    // Placed with the organization's own Twilio account (the operator's for the bootstrap organization).
+    const rest = this.twilioAccounts.restCredentials(await this.twilioAccounts.forOrganization(organizationId));
+    if (!rest) throw twilioNotConfigured();
 
     const admission = await this.admission.reserveOutbound({
       organizationId,
       agentId: agent.id,
       agentConfigVersion: agent.currentVersion,
-      twilioAccountSid: accountSid,
+      twilioAccountSid: rest.accountSid,
       fromNumber: body.from,
       toNumber: body.to,
       variables: body.variables,
@@ -75,17 +78,17 @@ export class OutboundCallService {
       this.logger.warn({ organizationId, ...refusal }, `outbound call refused: ${refusal.reason}`);
       return { placed: false, refusal };
     }
-    const callSid = await this.dial(admission.call, body);
+    const callSid = await this.dial(admission.call, body, rest);
     await this.calls.attachTwilioCallSid(admission.call.id, callSid);
     this.logger.info({ callId: admission.call.id, callSid, agentId: agent.id }, 'outbound call placed');
     return { placed: true, call: (await this.calls.findForOrganization(organizationId, admission.call.id)) ?? admission.call };
   }
 
   /** Asks Twilio to dial; on refusal the reserved call is failed and finalised before the 502. */
-  private async dial(call: CallRecord, body: PlaceCallBody): Promise<string> {
+  private async dial(call: CallRecord, body: PlaceCallBody, rest: TwilioRestCredentials): Promise<string> {
     const base = this.config.publicBaseUrl;
     try {
-      const created = await this.twilioRest.restClient().calls.create({
+      const created = await this.twilioRest.forAccount(rest).calls.create({
         to: body.to,
         from: body.from,
         url: webhookUrl(base, `/twilio/outbound/${call.id}`),
@@ -123,12 +126,14 @@ export class OutboundCallService {
     if (!call) throw callNotFound(callId);
     if (call.endReason !== null || call.endedAt !== null) throw callAlreadyEnded(callId);
     if (call.twilioCallSid === null) throw callNotPlacedYet(callId);
-    if (!this.twilioRest.isConfigured) throw twilioNotConfigured();
+    // The call's own account, whichever it was placed or answered with.
+    const rest = this.twilioAccounts.restCredentials(await this.twilioAccounts.forAccountSid(call.twilioAccountSid));
+    if (!rest) throw twilioNotConfigured();
 
     const at = new Date();
     await this.callEvents.append(call.id, { type: 'hangup_requested', at, payload: { by: 'api', status: call.status } });
     try {
-      await this.twilioRest.callControl(call.twilioCallSid).hangUp('api');
+      await this.twilioRest.callControlFor(rest, call.twilioCallSid).hangUp('api');
     } catch (error) {
       // TwilioCallControl keeps Twilio's own answer as the cause; a transport failure has none.
       const cause = error instanceof CallControlError ? error.cause : error;

@@ -75,10 +75,13 @@ export interface CallPage {
   nextCursor: string | null;
 }
 
-/** Prisma `omit` that keeps the one-time stream token out of every read. */
-export const OMIT_STREAM_TOKEN = { streamTokenHash: true, streamTokenExpiresAt: true, streamTokenUsedAt: true } as const;
+/**
+ * Prisma `omit` for every read of a call: the one-time stream token never leaves the repository, and
+ * the media heartbeat is the reconciler's bookkeeping, not part of the call.
+ */
+export const OMIT_INTERNAL_COLUMNS = { streamTokenHash: true, streamTokenExpiresAt: true, streamTokenUsedAt: true, mediaSeenAt: true } as const;
 
-type CallRow = Omit<Call, keyof typeof OMIT_STREAM_TOKEN>;
+type CallRow = Omit<Call, keyof typeof OMIT_INTERNAL_COLUMNS>;
 
 export function toCallRecord(row: CallRow): CallRecord {
   return {

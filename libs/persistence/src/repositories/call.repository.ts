@@ -11,7 +11,7 @@ import {
   CallDetail,
   CallPage,
   CallRecord,
-  OMIT_STREAM_TOKEN,
+  OMIT_INTERNAL_COLUMNS,
   toCallEventRecord,
   toCallRecordVariables,
   toCallRecord,
@@ -136,7 +136,7 @@ export class CallRepository {
   /** Inserts a call row; a CallSid already recorded is a conflict. */
   async insert(db: Tx, data: Prisma.CallUncheckedCreateInput): Promise<CallRecord> {
     try {
-      return toCallRecord(await db.call.create({ data, omit: OMIT_STREAM_TOKEN }));
+      return toCallRecord(await db.call.create({ data, omit: OMIT_INTERNAL_COLUMNS }));
     } catch (error) {
       if (isUniqueViolation(error)) {
         throw new PersistenceError('conflict', `A call with CallSid ${data.twilioCallSid} is already recorded`);
@@ -160,7 +160,7 @@ export class CallRepository {
       data: { streamTokenHash: input.streamTokenHash, streamTokenExpiresAt: input.streamTokenExpiresAt, streamTokenUsedAt: null },
     });
     if (count !== 1) return null;
-    const call = await this.prisma.call.findUnique({ where: { twilioCallSid: input.twilioCallSid }, omit: OMIT_STREAM_TOKEN });
+    const call = await this.prisma.call.findUnique({ where: { twilioCallSid: input.twilioCallSid }, omit: OMIT_INTERNAL_COLUMNS });
     return call ? toCallRecord(call) : null;
   }
 
@@ -232,7 +232,7 @@ export class CallRepository {
 
   /** The call as stored (inside a transaction: as this transaction sees it). */
   async read(db: Tx, id: string): Promise<CallRecord> {
-    return toCallRecord(await db.call.findUniqueOrThrow({ where: { id }, omit: OMIT_STREAM_TOKEN }));
+    return toCallRecord(await db.call.findUniqueOrThrow({ where: { id }, omit: OMIT_INTERNAL_COLUMNS }));
   }
 
   /**
@@ -401,7 +401,7 @@ export class CallRepository {
       },
       orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
       take: limit + 1,
-      omit: OMIT_STREAM_TOKEN,
+      omit: OMIT_INTERNAL_COLUMNS,
     });
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];
@@ -419,7 +419,7 @@ export class CallRepository {
     if (!isUuid(id) || !isUuid(organizationId)) return null;
     const row = await this.prisma.call.findFirst({
       where: { id, organizationId },
-      omit: OMIT_STREAM_TOKEN,
+      omit: OMIT_INTERNAL_COLUMNS,
       include: {
         events: { orderBy: [{ at: 'asc' }, { id: 'asc' }] },
         transcriptTurns: { orderBy: { index: 'asc' } },
@@ -442,7 +442,7 @@ export class CallRepository {
   /** Internal lookup (media path) not scoped to an organization. */
   async findById(id: string): Promise<CallRecord | null> {
     if (!isUuid(id)) return null;
-    const row = await this.prisma.call.findUnique({ where: { id }, omit: OMIT_STREAM_TOKEN });
+    const row = await this.prisma.call.findUnique({ where: { id }, omit: OMIT_INTERNAL_COLUMNS });
     return row ? toCallRecord(row) : null;
   }
 
@@ -524,7 +524,7 @@ export class CallRepository {
   /** The organization's call without its conversation records, or null when missing or another organization's. */
   async findForOrganization(organizationId: string, id: string): Promise<CallRecord | null> {
     if (!isUuid(id) || !isUuid(organizationId)) return null;
-    const row = await this.prisma.call.findFirst({ where: { id, organizationId }, omit: OMIT_STREAM_TOKEN });
+    const row = await this.prisma.call.findFirst({ where: { id, organizationId }, omit: OMIT_INTERNAL_COLUMNS });
     return row ? toCallRecord(row) : null;
   }
 
