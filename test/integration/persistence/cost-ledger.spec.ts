@@ -2,7 +2,7 @@ import { callMetersSchema, NO_MEASURED_USAGE, priceCall, type MeasuredCallUsage,
 import { CostFixtures, LONG_AGO, secondsAfter } from '../../support/cost-fixtures';
 import { createTestPrisma, TEST_ACCOUNT_SID, uniqueCallSid, uniqueE164 } from '../../support/database';
 
-/** An organization's own catalog, in µ$ (prices left out are 0). */
+/** The operator's prices for an organization (what its calls are billed with), in µ$ (prices left out are 0). */
 const PRICES = {
   telephonyInboundPerMinute: 10_000,
   telephonyOutboundPerMinute: 20_000,
@@ -59,6 +59,23 @@ describe('Cost ledger: pricing a call as it ends, catalog versions, Twilio corre
     const catalogId = await fx.insertCatalog({ organizationId, version: 1, prices, effectiveFrom: LONG_AGO });
     return { organizationId, agentId, catalogId };
   }
+
+  describe("whose prices bill a call", () => {
+    it("bills with the operator's catalog; the organization's own catalog only re-prices the call for its report (ownPricing)", async () => {
+      const { organizationId, agentId, catalogId } = await pricedOrganization();
+      // The organization's own, far cheaper, prices: in force too, and newer than the operator's.
+      const ownId = await fx.insertCatalog({ organizationId, version: 1, prices: { telephonyInboundPerMinute: 1 }, effectiveFrom: secondsAfter(LONG_AGO, 60), setBy: 'organization' });
+      const startedAt = new Date('2031-03-01T10:00:00.000Z');
+      const { callId } = await fx.endedCall({ organizationId, agentId, startedAt, seconds: 61, usage: USAGE });
+
+      const cost = await fx.costs.callCost(organizationId, callId);
+      expect(cost).toMatchObject({ catalog: { id: catalogId }, totalMicros: CHARGED_TOTAL });
+      expect(cost!.ownPricing).toMatchObject({ catalog: { id: ownId, version: 1 }, currency: 'USD', totalMicros: 2 });
+      expect(cost!.ownPricing!.lines).toEqual(priceCall(callMetersSchema.parse(cost!.meters), { telephonyInboundPerMinute: 1 }));
+      // What calls starting now are billed with, and the organization's own versions beside it.
+      expect(await fx.costs.catalogs(organizationId, startedAt)).toMatchObject({ inForce: { id: catalogId, setBy: 'operator' }, own: [{ id: ownId, setBy: 'organization' }] });
+    });
+  });
 
   describe('finalise()', () => {
     it('writes call_costs and one charge line per component in the transaction that ends the call', async () => {

@@ -114,6 +114,30 @@ describe('Webhook outbox (transactional enqueue, claim, attempts, replay, emitte
       expect(rest.filter((row) => row.subscriptionId === other.id)).toHaveLength(1);
     });
 
+    it('a fair claim also caps each organization, however many subscriptions it spreads its backlog over', async () => {
+      const organizationId = await newOrganization();
+      // One organization, five subscriptions each with a backlog: per subscription alone it would take 10 slots.
+      const subscriptions = [];
+      for (let n = 0; n < 5; n++) subscriptions.push(await subscribe(organizationId, ['call.ended']));
+      for (let n = 0; n < 3; n++) await enqueue(organizationId, 'call.ended', { n });
+      const claimOwnFairly = async (inFlightByOrganization: Record<string, number>) =>
+        (
+          await deliveries.claimDue(1_000, 60_000, {
+            perSubscription: 2,
+            inFlight: new Map(),
+            perOrganization: 4,
+            inFlightByOrganization: new Map(Object.entries(inFlightByOrganization)),
+          })
+        ).filter((row) => row.organizationId === organizationId);
+      const first = await claimOwnFairly({ [organizationId]: 1 });
+      // Its share of 4 minus the 1 it has in flight, oldest first; no subscription over its own share.
+      expect(first).toHaveLength(3);
+      for (const subscription of subscriptions) expect(first.filter((row) => row.subscriptionId === subscription.id).length).toBeLessThanOrEqual(2);
+      expect(await claimOwnFairly({ [organizationId]: 4 })).toEqual([]);
+      // Without the organization's cap the rest is still there to take (nothing was lost by the filter).
+      expect(await claimOwn(organizationId)).toHaveLength(15 - 3);
+    });
+
     it('claims again once a lease has run out (a crashed worker loses nothing)', async () => {
       const organizationId = await newOrganization();
       await subscribe(organizationId, ['call.ended']);

@@ -4,7 +4,7 @@ import { loadAppConfig } from '@switchboard/config';
 import { WebhookOutbox, type ClaimedWebhookDelivery, type ClaimFairness, type WebhookAttemptOutcome, type WebhookDeliveryRepository } from '@switchboard/persistence';
 import type { PinoLogger } from 'nestjs-pino';
 import { TenantOutbound } from '../outbound/outbound-guard.provider';
-import { WEBHOOK_DELIVERY_CONCURRENCY, WEBHOOK_DELIVERY_PER_SUBSCRIPTION, WebhookDeliveryWorker } from './webhook-delivery.worker';
+import { WEBHOOK_DELIVERY_CONCURRENCY, WEBHOOK_DELIVERY_PER_ORGANIZATION, WEBHOOK_DELIVERY_PER_SUBSCRIPTION, WebhookDeliveryWorker } from './webhook-delivery.worker';
 
 const silentLogger = { setContext: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined } as unknown as PinoLogger;
 
@@ -16,18 +16,23 @@ const silentLogger = { setContext: () => undefined, info: () => undefined, warn:
 class InMemoryQueue {
   readonly due: ClaimedWebhookDelivery[] = [];
   readonly recorded: WebhookAttemptOutcome[] = [];
-  readonly claims: Array<{ limit: number; inFlight: Record<string, number> }> = [];
+  readonly claims: Array<{ limit: number; inFlight: Record<string, number>; inFlightByOrganization: Record<string, number> }> = [];
 
   async claimDue(limit: number, _leaseMs: number, fairness?: ClaimFairness): Promise<ClaimedWebhookDelivery[]> {
     const inFlight = Object.fromEntries(fairness?.inFlight ?? []);
-    this.claims.push({ limit, inFlight });
+    const inFlightByOrganization = Object.fromEntries(fairness?.inFlightByOrganization ?? []);
+    this.claims.push({ limit, inFlight, inFlightByOrganization });
     const taken: ClaimedWebhookDelivery[] = [];
     const share = new Map<string, number>();
+    const organizationShare = new Map<string, number>();
     for (const delivery of [...this.due]) {
       if (taken.length >= limit) break;
       const used = (inFlight[delivery.subscriptionId] ?? 0) + (share.get(delivery.subscriptionId) ?? 0);
       if (fairness && used >= fairness.perSubscription) continue;
+      const organizationUsed = (inFlightByOrganization[delivery.organizationId] ?? 0) + (organizationShare.get(delivery.organizationId) ?? 0);
+      if (fairness?.perOrganization !== undefined && organizationUsed >= fairness.perOrganization) continue;
       share.set(delivery.subscriptionId, (share.get(delivery.subscriptionId) ?? 0) + 1);
+      organizationShare.set(delivery.organizationId, (organizationShare.get(delivery.organizationId) ?? 0) + 1);
       taken.push(delivery);
       this.due.splice(this.due.indexOf(delivery), 1);
     }
@@ -42,11 +47,11 @@ class InMemoryQueue {
   async abandon(): Promise<void> {}
 }
 
-function delivery(n: number, subscriptionId: string, url: string): ClaimedWebhookDelivery {
+function delivery(n: number, subscriptionId: string, url: string, organizationId = `org-${subscriptionId}`): ClaimedWebhookDelivery {
   return {
     deliveryId: `d-${subscriptionId}-${n}`,
     eventId: `e-${n}`,
-    organizationId: `org-${subscriptionId}`,
+    organizationId,
     subscriptionId,
     eventType: 'call.ended',
     payload: { type: 'call.ended', timestamp: new Date(0).toISOString(), data: { n } },
@@ -110,5 +115,26 @@ describe('WebhookDeliveryWorker: one dead receiver does not hold every slot', ()
     // The dead attempts ended as timeouts and were recorded; the live ones as delivered.
     expect(queue.recorded.filter((outcome) => outcome.error === 'timeout')).toHaveLength(WEBHOOK_DELIVERY_PER_SUBSCRIPTION);
     expect(queue.recorded.filter((outcome) => outcome.next.status === 'delivered')).toHaveLength(4);
+  }, 10_000);
+
+  it('keeps one organization with many dead subscriptions to its share of the slots', async () => {
+    const queue = new InMemoryQueue();
+    liveReceived.length = 0;
+    // Four dead subscriptions of one organization: per subscription alone they would take all 8 slots.
+    for (const subscription of ['dead-1', 'dead-2', 'dead-3', 'dead-4']) for (let n = 0; n < 5; n++) queue.due.push(delivery(n, subscription, dead.url, 'org-many'));
+    for (let n = 0; n < 4; n++) queue.due.push(delivery(n, 'live', live.url));
+    const config = loadAppConfig({ WEBHOOK_TIMEOUT_MS: '2000', WEBHOOK_POLL_INTERVAL_MS: '10', WEBHOOK_WORKER_ENABLED: 'true' });
+    const worker = new WebhookDeliveryWorker(config, queue as unknown as WebhookDeliveryRepository, new WebhookOutbox(), new TenantOutbound(loadAppConfig({ OUTBOUND_ALLOWED_HOSTS: '127.0.0.1' })), silentLogger);
+    worker.onApplicationBootstrap();
+    try {
+      const deadline = Date.now() + 1_500;
+      while (liveReceived.length < 4 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(liveReceived).toHaveLength(4);
+      const manyInFlight = queue.claims.map((claim) => claim.inFlightByOrganization['org-many'] ?? 0);
+      expect(Math.max(...manyInFlight)).toBe(WEBHOOK_DELIVERY_PER_ORGANIZATION);
+      expect(queue.due.filter((left) => left.organizationId === 'org-many')).toHaveLength(20 - WEBHOOK_DELIVERY_PER_ORGANIZATION);
+    } finally {
+      await worker.onModuleDestroy();
+    }
   }, 10_000);
 });
