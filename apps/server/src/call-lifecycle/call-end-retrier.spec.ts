@@ -3,7 +3,7 @@ import { CallEndRetrier } from './call-end-retrier';
 import type { CallEnd, CallEndService } from './call-end.service';
 
 /** A CallEndService whose finalise fails with the given errors, in order, then succeeds. */
-function endsFailingWith(errors: unknown[]): { service: CallEndService; attempts: Array<{ callId: string; end: CallEnd }> } {
+function endsFailingWith(errors: Error[]): { service: CallEndService; attempts: Array<{ callId: string; end: CallEnd }> } {
   const attempts: Array<{ callId: string; end: CallEnd }> = [];
   const service = {
     finalise: async (callId: string, end: CallEnd) => {
