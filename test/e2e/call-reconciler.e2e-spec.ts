@@ -1,6 +1,6 @@
 import { encodeMulaw, sineTone } from '@switchboard/audio';
 import { APP_CONFIG } from '@switchboard/config';
-import { CallEventRepository, CallRepository, OrganizationRepository, PrismaService } from '@switchboard/persistence';
+import { CallEventRepository, CallStreamRepository, OrganizationRepository, PrismaService } from '@switchboard/persistence';
 import { FakeTwilioRestServer } from '@switchboard/testing';
 import { hashSecret } from '../../libs/persistence/src/secret-hash';
 import { CallAdmissionService } from '../../apps/server/src/call-lifecycle/call-admission.service';
@@ -49,7 +49,7 @@ describe('The call reconciler (e2e)', () => {
     const startedAt = new Date(Date.now() - quietForMs - 5_000);
     const { input, rawToken } = inboundCallInput(organizationId, agentId, { twilioAccountSid: twilio.accountSid, at: startedAt, streamTokenExpiresAt: new Date(startedAt.getTime() + 60_000) });
     const call = await server.app.get(CallAdmissionService).recordInbound(input);
-    const claim = await server.app.get(CallRepository).claimMediaStream({ callId: call.id, tokenHash: hashSecret(rawToken), streamSid: `MZ${'0'.repeat(32)}`, now: new Date(startedAt.getTime() + 1_000) });
+    const claim = await server.app.get(CallStreamRepository).claimMediaStream({ callId: call.id, tokenHash: hashSecret(rawToken), streamSid: `MZ${'0'.repeat(32)}`, now: new Date(startedAt.getTime() + 1_000) });
     expect(claim.outcome).toBe('ok');
     twilio.addCall({ sid: input.twilioCallSid, status: 'in-progress', direction: 'inbound', from: input.fromNumber, to: input.toNumber });
     if (twilioStatus === 'completed') twilio.setCallStatus(input.twilioCallSid, 'completed', { duration: 42 });
@@ -98,7 +98,7 @@ describe('The call reconciler (e2e)', () => {
     const { callId } = await abandonedCall('in-progress');
     const app = server.app;
     // A second process's reconciler: its own instance over the same database and Twilio.
-    const other = new CallReconciler(app.get(APP_CONFIG), app.get(CallRepository), app.get(CallEventRepository), app.get(CallEndService), app.get(TwilioAccountService), app.get(TwilioRestClientFactory));
+    const other = new CallReconciler(app.get(APP_CONFIG), app.get(CallStreamRepository), app.get(CallEventRepository), app.get(CallEndService), app.get(TwilioAccountService), app.get(TwilioRestClientFactory));
     const [mine, theirs] = await Promise.all([app.get(CallReconciler).reconcileNow(), other.reconcileNow()]);
     expect(mine + theirs).toBeGreaterThanOrEqual(1);
     const detail = await detailOf(callId);

@@ -102,7 +102,7 @@ export class CostFixtures {
     const { input, rawToken } = this.inboundInput(plan);
     const call = await this.repos.admission.recordInbound(input);
     if (plan.withStream !== false) {
-      const claim = await this.repos.calls.claimMediaStream({
+      const claim = await this.repos.callStreams.claimMediaStream({
         callId: call.id,
         tokenHash: hashSecret(rawToken),
         streamSid: `MZ${randomBytes(16).toString('hex')}`,

@@ -9,6 +9,7 @@ import { AgentRepository } from '../../libs/persistence/src/repositories/agent.r
 import { ApiKeyRepository } from '../../libs/persistence/src/repositories/api-key.repository';
 import { CallEventRepository } from '../../libs/persistence/src/repositories/call-event.repository';
 import { CallRepository, type CreateInboundCallInput } from '../../libs/persistence/src/repositories/call.repository';
+import { CallStreamRepository } from '../../libs/persistence/src/repositories/call-stream.repository';
 import {
   OrganizationRecord,
   OrganizationRepository,
@@ -52,6 +53,7 @@ export interface TestRepositories {
   agents: AgentRepository;
   phoneNumbers: PhoneNumberRepository;
   calls: CallRepository;
+  callStreams: CallStreamRepository;
   callEvents: CallEventRepository;
   /** The call-lifecycle services (admission, ends) on these repositories, as the server wires them. */
   admission: CallAdmissionService;
@@ -75,6 +77,7 @@ export function createRepositories(
     agents: new AgentRepository(prisma),
     phoneNumbers: new PhoneNumberRepository(prisma),
     calls,
+    callStreams: new CallStreamRepository(prisma),
     callEvents: new CallEventRepository(prisma),
     admission: new CallAdmissionService(transactions, calls, outbox, options.concurrency ?? TEST_CONCURRENCY_POLICY),
     callEnds: new CallEndService(transactions, calls, outbox, new CostLedger(outbox)),

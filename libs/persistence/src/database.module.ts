@@ -14,6 +14,7 @@ import { AgentRepository } from './repositories/agent.repository';
 import { ApiKeyRepository } from './repositories/api-key.repository';
 import { CallEventRepository } from './repositories/call-event.repository';
 import { CallRepository } from './repositories/call.repository';
+import { CallStreamRepository } from './repositories/call-stream.repository';
 import { ConversationRecordRepository } from './repositories/conversation-record.repository';
 import { OrganizationRepository } from './repositories/organization.repository';
 import { PhoneNumberRepository } from './repositories/phone-number.repository';
@@ -43,6 +44,7 @@ const REPOSITORIES = [
   AgentRepository,
   PhoneNumberRepository,
   CallRepository,
+  CallStreamRepository,
   CallEventRepository,
   ConversationRecordRepository,
   WebhookSubscriptionRepository,

@@ -42,18 +42,15 @@ export { OrganizationSecretRepository, SECRET_NAME_PATTERN } from './repositorie
 export type { OrganizationSecretRecord, SealedSecretColumns, StoredOrganizationSecret } from './repositories/organization-secret.repository';
 export { TwilioAccountRepository, ACCOUNT_SID_PATTERN } from './repositories/twilio-account.repository';
 export type { StoredTwilioAccount } from './repositories/twilio-account.repository';
+export { CallStreamRepository } from './repositories/call-stream.repository';
+export type { QuietCall, StreamAccount, StreamCallContext, StreamClaim, StreamTokenOutcome } from './repositories/call-stream.repository';
 export { CallRepository, CALL_LIST_MAX_LIMIT, assertCallIdentity, callIdentityData } from './repositories/call.repository';
 export type {
   LockedCall,
-  QuietCall,
   CreateInboundCallInput,
   CreateRejectedCallInput,
   ListCallsInput,
   StatusCallbackInput,
-  StreamCallContext,
-  StreamClaim,
-  StreamTokenOutcome,
-  StreamAccount,
   TwilioCallIdentity,
 } from './repositories/call.repository';
 export {

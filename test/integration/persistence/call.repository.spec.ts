@@ -1,6 +1,6 @@
 import { hashSecret } from '../../../libs/persistence/src/secret-hash';
 import { createRepositories, createTestPrisma, TEST_ACCOUNT_SID, uniqueCallSid, uniqueE164 } from '../../support/database';
-import type { StreamClaim } from '../../../libs/persistence/src/repositories/call.repository';
+import type { StreamClaim } from '../../../libs/persistence/src/repositories/call-stream.repository';
 import { createInboundCall } from './call-fixtures';
 
 /** The outcome alone: what the token checks are about. */
@@ -53,10 +53,10 @@ describe('CallRepository: creation, stream token, stream marks, finalise', () =>
     expect(retried.id).toBe(first.callId);
     // The first answer's token is void; the retry's works, once.
     await expect(
-      outcomeOf(repos.calls.claimMediaStream({ callId: first.callId, tokenHash: hashSecret(first.rawToken), now: new Date(), streamSid: 'MZ1' })),
+      outcomeOf(repos.callStreams.claimMediaStream({ callId: first.callId, tokenHash: hashSecret(first.rawToken), now: new Date(), streamSid: 'MZ1' })),
     ).resolves.toBe('mismatch');
     await expect(
-      outcomeOf(repos.calls.claimMediaStream({ callId: first.callId, tokenHash: hashSecret(retryToken), now: new Date(), streamSid: 'MZ1' })),
+      outcomeOf(repos.callStreams.claimMediaStream({ callId: first.callId, tokenHash: hashSecret(retryToken), now: new Date(), streamSid: 'MZ1' })),
     ).resolves.toBe('ok');
     // Once the stream started, the CallSid is taken for good.
     await expect(repos.admission.recordInbound({ ...first.input, streamTokenHash: hashSecret('late') })).rejects.toMatchObject({ code: 'conflict' });
@@ -93,26 +93,26 @@ describe('CallRepository: creation, stream token, stream marks, finalise', () =>
     it('accepts the right token once, then reports reuse', async () => {
       const { callId, rawToken } = await createInboundCall(repos);
       const tokenHash = hashSecret(rawToken);
-      await expect(outcomeOf(repos.calls.claimMediaStream({ callId, tokenHash, now: new Date(), streamSid: 'MZ1' }))).resolves.toBe('ok');
-      await expect(outcomeOf(repos.calls.claimMediaStream({ callId, tokenHash, now: new Date(), streamSid: 'MZ1' }))).resolves.toBe('reused');
+      await expect(outcomeOf(repos.callStreams.claimMediaStream({ callId, tokenHash, now: new Date(), streamSid: 'MZ1' }))).resolves.toBe('ok');
+      await expect(outcomeOf(repos.callStreams.claimMediaStream({ callId, tokenHash, now: new Date(), streamSid: 'MZ1' }))).resolves.toBe('reused');
     });
 
     it('classifies wrong, expired and missing tokens without spending the real one', async () => {
       const { callId, rawToken, input } = await createInboundCall(repos);
       const tokenHash = hashSecret(rawToken);
-      await expect(outcomeOf(repos.calls.claimMediaStream({ callId, tokenHash: hashSecret('guess'), now: new Date(), streamSid: 'MZ1' }))).resolves.toBe(
+      await expect(outcomeOf(repos.callStreams.claimMediaStream({ callId, tokenHash: hashSecret('guess'), now: new Date(), streamSid: 'MZ1' }))).resolves.toBe(
         'mismatch',
       );
       const afterExpiry = new Date(input.streamTokenExpiresAt.getTime() + 1);
-      await expect(outcomeOf(repos.calls.claimMediaStream({ callId, tokenHash, now: afterExpiry, streamSid: 'MZ1' }))).resolves.toBe('expired');
+      await expect(outcomeOf(repos.callStreams.claimMediaStream({ callId, tokenHash, now: afterExpiry, streamSid: 'MZ1' }))).resolves.toBe('expired');
       // Exactly at the expiry instant the token is already dead (expires_at > now is required).
-      await expect(outcomeOf(repos.calls.claimMediaStream({ callId, tokenHash, now: input.streamTokenExpiresAt, streamSid: 'MZ1' }))).resolves.toBe('expired');
+      await expect(outcomeOf(repos.callStreams.claimMediaStream({ callId, tokenHash, now: input.streamTokenExpiresAt, streamSid: 'MZ1' }))).resolves.toBe('expired');
       await expect(
-        outcomeOf(repos.calls.claimMediaStream({ callId: '00000000-0000-4000-8000-000000000000', tokenHash, now: new Date(), streamSid: 'MZ1' })),
+        outcomeOf(repos.callStreams.claimMediaStream({ callId: '00000000-0000-4000-8000-000000000000', tokenHash, now: new Date(), streamSid: 'MZ1' })),
       ).resolves.toBe('missing');
-      await expect(outcomeOf(repos.calls.claimMediaStream({ callId: 'nonsense', tokenHash, now: new Date(), streamSid: 'MZ1' }))).resolves.toBe('missing');
+      await expect(outcomeOf(repos.callStreams.claimMediaStream({ callId: 'nonsense', tokenHash, now: new Date(), streamSid: 'MZ1' }))).resolves.toBe('missing');
       // None of the refusals spent it.
-      await expect(outcomeOf(repos.calls.claimMediaStream({ callId, tokenHash, now: new Date(), streamSid: 'MZ1' }))).resolves.toBe('ok');
+      await expect(outcomeOf(repos.callStreams.claimMediaStream({ callId, tokenHash, now: new Date(), streamSid: 'MZ1' }))).resolves.toBe('ok');
     });
 
     it('a call created without a token (rejected call) reports missing', async () => {
@@ -124,7 +124,7 @@ describe('CallRepository: creation, stream token, stream marks, finalise', () =>
         status: 'ringing',
         endReason: 'unknown_number',
       });
-      await expect(outcomeOf(repos.calls.claimMediaStream({ callId: call.id, tokenHash: hashSecret('x'), now: new Date(), streamSid: 'MZ1' }))).resolves.toBe(
+      await expect(outcomeOf(repos.callStreams.claimMediaStream({ callId: call.id, tokenHash: hashSecret('x'), now: new Date(), streamSid: 'MZ1' }))).resolves.toBe(
         'missing',
       );
     });
@@ -134,7 +134,7 @@ describe('CallRepository: creation, stream token, stream marks, finalise', () =>
       const tokenHash = hashSecret(rawToken);
       const attempts = 12;
       const outcomes = await Promise.all(
-        Array.from({ length: attempts }, () => outcomeOf(repos.calls.claimMediaStream({ callId, tokenHash, now: new Date(), streamSid: 'MZ1' }))),
+        Array.from({ length: attempts }, () => outcomeOf(repos.callStreams.claimMediaStream({ callId, tokenHash, now: new Date(), streamSid: 'MZ1' }))),
       );
       expect(outcomes.filter((o) => o === 'ok')).toHaveLength(1);
       expect(outcomes.filter((o) => o === 'reused')).toHaveLength(attempts - 1);
@@ -146,7 +146,7 @@ describe('CallRepository: creation, stream token, stream marks, finalise', () =>
     // The agent's config moves on after the call was answered: the call keeps version 1.
     await repos.agents.updateConfig(organizationId, agentId, { greeting: 'v2' });
     const at = new Date();
-    const claim = await repos.calls.claimMediaStream({ callId, tokenHash: hashSecret(rawToken), streamSid: 'MZ1', now: at });
+    const claim = await repos.callStreams.claimMediaStream({ callId, tokenHash: hashSecret(rawToken), streamSid: 'MZ1', now: at });
     const call = await repos.calls.findById(callId);
     expect(claim).toEqual({
       outcome: 'ok',
@@ -178,8 +178,8 @@ describe('CallRepository: creation, stream token, stream marks, finalise', () =>
     const { callId, organizationId, rawToken } = await createInboundCall(repos, { twilioAccountSid: tenantAccount });
     await prisma.organizationTwilioAccount.create({ data: { organizationId, accountSid: tenantAccount, keyId: 'k', nonce: Buffer.alloc(12), ciphertext: Buffer.alloc(16) } });
     try {
-      const claim = (account: Parameters<typeof repos.calls.claimMediaStream>[0]['account']) =>
-        outcomeOf(repos.calls.claimMediaStream({ callId, tokenHash: hashSecret(rawToken), streamSid: 'MZ1', now: new Date(), account }));
+      const claim = (account: Parameters<typeof repos.callStreams.claimMediaStream>[0]['account']) =>
+        outcomeOf(repos.callStreams.claimMediaStream({ callId, tokenHash: hashSecret(rawToken), streamSid: 'MZ1', now: new Date(), account }));
       await expect(claim({ kind: 'operator' })).resolves.toBe('wrong_account');
       await expect(claim({ kind: 'organization', accountSid: otherAccount })).resolves.toBe('wrong_account');
       await expect(repos.calls.findById(callId)).resolves.toMatchObject({ streamStartedAt: null });
@@ -190,18 +190,18 @@ describe('CallRepository: creation, stream token, stream marks, finalise', () =>
     // The operator's account streams the calls of accounts no organization registered.
     const operatorCall = await createInboundCall(repos);
     await expect(
-      outcomeOf(repos.calls.claimMediaStream({ callId: operatorCall.callId, tokenHash: hashSecret(operatorCall.rawToken), streamSid: 'MZ2', now: new Date(), account: { kind: 'organization', accountSid: otherAccount } })),
+      outcomeOf(repos.callStreams.claimMediaStream({ callId: operatorCall.callId, tokenHash: hashSecret(operatorCall.rawToken), streamSid: 'MZ2', now: new Date(), account: { kind: 'organization', accountSid: otherAccount } })),
     ).resolves.toBe('wrong_account');
     await expect(
-      outcomeOf(repos.calls.claimMediaStream({ callId: operatorCall.callId, tokenHash: hashSecret(operatorCall.rawToken), streamSid: 'MZ2', now: new Date(), account: { kind: 'operator' } })),
+      outcomeOf(repos.callStreams.claimMediaStream({ callId: operatorCall.callId, tokenHash: hashSecret(operatorCall.rawToken), streamSid: 'MZ2', now: new Date(), account: { kind: 'operator' } })),
     ).resolves.toBe('ok');
   });
 
   it('markStreamEnded() keeps the first end', async () => {
     const { callId } = await createInboundCall(repos);
     const first = new Date('2030-05-01T10:05:00.000Z');
-    await expect(repos.calls.markStreamEnded(callId, first)).resolves.toBe(true);
-    await expect(repos.calls.markStreamEnded(callId, new Date('2030-05-01T10:06:00.000Z'))).resolves.toBe(false);
+    await expect(repos.callStreams.markStreamEnded(callId, first)).resolves.toBe(true);
+    await expect(repos.callStreams.markStreamEnded(callId, new Date('2030-05-01T10:06:00.000Z'))).resolves.toBe(false);
     await expect(repos.calls.findById(callId)).resolves.toMatchObject({ streamEndedAt: first });
   });
 

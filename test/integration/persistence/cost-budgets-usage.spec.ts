@@ -122,7 +122,7 @@ describe('Cost ledger: monthly budgets, hard limit, usage report', () => {
       const first = inbound(organizationId, agentId, MARCH(1));
       const admitted = await first.admit();
       if (!admitted.admitted) throw new Error('the first call should be admitted: nothing spent yet');
-      await fx.repos.calls.claimMediaStream({ callId: admitted.call.id, tokenHash: hashSecret(first.rawToken), streamSid: 'MZcost', now: MARCH(1) });
+      await fx.repos.callStreams.claimMediaStream({ callId: admitted.call.id, tokenHash: hashSecret(first.rawToken), streamSid: 'MZcost', now: MARCH(1) });
       await fx.repos.callEnds.finalise(admitted.call.id, { endReason: 'caller_hangup', endedAt: secondsAfter(MARCH(1), 600), usage: NO_MEASURED_USAGE });
       // 10 minutes × 100 000 = the whole budget, announced with the hard limit's consequence.
       const hundred = (await thresholdEvents(organizationId)).find((event) => event['thresholdPercent'] === 100);

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '@switchboard/config';
-import { CallEventRepository, CallRepository, isTerminalCallStatus, isTwilioCallStatus, type QuietCall } from '@switchboard/persistence';
+import { CallEventRepository, CallStreamRepository, isTerminalCallStatus, isTwilioCallStatus, type QuietCall } from '@switchboard/persistence';
 import { describeTwilioFailure } from '../telephony-control/twilio-failure';
 import { TwilioRestClientFactory } from '../telephony-control/twilio-rest-client.factory';
 import { TwilioAccountService } from '../twilio-accounts/twilio-account.service';
@@ -33,7 +33,7 @@ export class CallReconciler implements OnApplicationBootstrap, OnApplicationShut
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    private readonly calls: CallRepository,
+    private readonly calls: CallStreamRepository,
     private readonly callEvents: CallEventRepository,
     private readonly ends: CallEndService,
     private readonly accounts: TwilioAccountService,

@@ -1,7 +1,7 @@
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '@switchboard/config';
 import { TelephonyAudioInput, TelephonyAudioOutput } from '@switchboard/conversation';
-import { CallEventRepository, CallRepository, ConversationRecordRepository, type StreamAccount } from '@switchboard/persistence';
+import { CallEventRepository, CallStreamRepository, ConversationRecordRepository, type StreamAccount } from '@switchboard/persistence';
 import { CallControlError, type CallControl } from '@switchboard/conversation';
 import { PinoLogger } from 'nestjs-pino';
 import type { WebSocket } from 'ws';
@@ -28,7 +28,7 @@ export class MediaStreamService implements OnModuleInit, OnApplicationBootstrap,
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    private readonly calls: CallRepository,
+    private readonly calls: CallStreamRepository,
     private readonly callEnds: CallEndRetrier,
     private readonly callEvents: CallEventRepository,
     private readonly agents: AgentEngines,
