@@ -133,14 +133,14 @@ describe('Outbound guard: tenant URLs never reach private addresses (e2e)', () =
   describe('refused when the call makes the request (configs written straight into the database)', () => {
     const detailOf = async (callId: string) => (await server.api(`/v1/calls/${callId}`)).body;
 
-    it('an engine baseUrl on 127.0.0.1: the call ends with an error event that says why', async () => {
-      const { number } = await bindAgent(server, { engine: 'pipeline', config: engines({ llm: { provider: 'openai', model: 'gpt-test', baseUrl: internal.url('/v1'), apiKeySecret: 'engine-key' } }) });
+    it.each(blocked)('an engine baseUrl on $label: the call ends with an error event that says why', async ({ host, reason }) => {
+      const { number } = await bindAgent(server, { engine: 'pipeline', config: engines({ llm: { provider: 'openai', model: 'gpt-test', baseUrl: `http://${host()}/v1`, apiKeySecret: 'engine-key' } }) });
       const { call, callId } = await dialAgent(server, number);
       await withinMs(call.closed, 15_000);
       const detail = await eventually(() => detailOf(callId), (body) => body.endReason !== null, 10_000);
       expect(detail.endReason).toBe('agent_error');
       const error = detail.events.find((event: { type: string; payload: { code?: string } }) => event.type === 'error' && event.payload.code === 'engines_unavailable');
-      expect(error.payload.message).toMatch(/llm\.baseUrl refused: 127\.0\.0\.1 is a loopback address/);
+      expect(error.payload.message).toMatch(new RegExp(`llm\\.baseUrl refused: ${reason.source}`));
     }, 30_000);
 
     it('an engine whose allowed server redirects to 127.0.0.1: the redirect is not followed (nor the key sent there)', async () => {
@@ -156,50 +156,44 @@ describe('Outbound guard: tenant URLs never reach private addresses (e2e)', () =
       expect(asrError.payload.message).toMatch(/HTTP 302/);
     }, 30_000);
 
-    it('a realtime url on 127.0.0.1: refused before any socket opens', async () => {
-      const { number } = await bindAgent(server, { engine: 'realtime', config: { realtime: { url: `ws://127.0.0.1:${new URL(internal.url()).port}/v1/realtime`, apiKeySecret: 'engine-key' } } });
+    it.each(blocked)('a realtime url on $label: refused before any socket opens', async ({ host, reason }) => {
+      const { number } = await bindAgent(server, { engine: 'realtime', config: { realtime: { url: `ws://${host()}/v1/realtime`, apiKeySecret: 'engine-key' } } });
       const { call, callId } = await dialAgent(server, number);
       await withinMs(call.closed, 15_000);
       const detail = await eventually(() => detailOf(callId), (body) => body.endReason !== null, 10_000);
       expect(detail.endReason).toBe('agent_error');
-      expect(JSON.stringify(detail.events)).toMatch(/realtime\.url refused: 127\.0\.0\.1 is a loopback address/);
+      expect(JSON.stringify(detail.events)).toMatch(new RegExp(`realtime\\.url refused: ${reason.source}`));
     }, 30_000);
 
-    it('a tool url on 127.0.0.1, and an allowed tool endpoint that redirects there: neither request reaches it', async () => {
+    it('tool urls on 127.0.0.1, 10.0.0.1 and 169.254.169.254, and an allowed tool endpoint that redirects there: no request reaches them', async () => {
       await storeSigningSecret(server, 'guard-tool-signing');
+      const names = ['loopback_lookup', 'private_lookup', 'metadata_lookup', 'redirected_lookup'];
       chat = (request) =>
-        hasToolMessage(request)
-          ? { text: ['Sorry, I could not look that up.'] }
-          : {
-              toolCalls: [
-                { id: 'call_internal', name: 'internal_lookup', arguments: '{}' },
-                { id: 'call_redirect', name: 'redirected_lookup', arguments: '{}' },
-              ],
-            };
+        hasToolMessage(request) ? { text: ['Sorry, I could not look that up.'] } : { toolCalls: names.map((name) => ({ id: `call_${name}`, name, arguments: '{}' })) };
       const tool = (name: string, url: string) => ({ type: 'webhook', name, description: 'Looks things up.', url, signingSecret: 'guard-tool-signing' });
-      const { number } = await bindAgent(server, {
-        engine: 'pipeline',
-        config: engines({ tools: [tool('internal_lookup', internal.url('/tool')), tool('redirected_lookup', redirector.url('/tool'))] }),
-      });
+      const urls = [...blocked.map(({ host }) => `http://${host()}/tool`), redirector.url('/tool')];
+      const { number } = await bindAgent(server, { engine: 'pipeline', config: engines({ tools: names.map((name, index) => tool(name, urls[index]!)) }) });
       const redirectsBefore = redirector.received.length;
       const { call, callId } = await dialAgent(server, number);
       await call.streamAudio(speechFixture('order-status'), { trailingSilenceMs: 200 });
-      const detail = await eventually(() => detailOf(callId), (body) => body.toolInvocations?.length === 2, 20_000);
+      const detail = await eventually(() => detailOf(callId), (body) => body.toolInvocations?.length === names.length, 20_000);
       await call.hangup();
       const byName = Object.fromEntries(detail.toolInvocations.map((invocation: { name: string }) => [invocation.name, invocation]));
-      expect(byName.internal_lookup).toMatchObject({ result: null, error: expect.stringMatching(/^the business endpoint was not called: refused: 127\.0\.0\.1 is a loopback address/) });
+      blocked.forEach(({ reason }, index) => {
+        expect(byName[names[index]!]).toMatchObject({ result: null, error: expect.stringMatching(new RegExp(`^the business endpoint was not called: refused: ${reason.source}`)) });
+      });
       // The allowed endpoint was called once; its redirect was not followed, and the model was told so.
       expect(redirector.received.length - redirectsBefore).toBe(1);
       expect(byName.redirected_lookup).toMatchObject({ result: null, error: 'business endpoint answered HTTP 302' });
     }, 40_000);
 
-    it('a webhook subscription on 127.0.0.1, and an allowed receiver that redirects there: each attempt is logged as refused or as the 302, nothing followed', async () => {
+    it('webhook subscriptions on 127.0.0.1, 10.0.0.1 and 169.254.169.254, and an allowed receiver that redirects there: each attempt is logged as refused or as the 302, nothing followed', async () => {
       const legit = await server.api('/v1/webhook-subscriptions', { method: 'POST', body: { url: receiver.url, events: ['call.started'] } });
       expect(legit.status).toBe(201);
       receiver.secret = legit.body.secret;
       const subscriptions = server.app.get(WebhookSubscriptionRepository);
       const organizationId = await defaultOrganizationId(server);
-      const direct = await subscriptions.create({ organizationId, url: internal.url('/hooks'), events: ['call.started'] });
+      const direct = await Promise.all(blocked.map(({ host }) => subscriptions.create({ organizationId, url: `http://${host()}/hooks`, events: ['call.started'] })));
       const redirected = await subscriptions.create({ organizationId, url: redirector.url('/hooks'), events: ['call.started'] });
       const { number } = await bindAgent(server, { engine: 'echo', config: {} });
       const { call } = await dialAgent(server, number);
@@ -209,8 +203,10 @@ describe('Outbound guard: tenant URLs never reach private addresses (e2e)', () =
         const delivery = list.body.data[0];
         return delivery ? ((await server.api(`/v1/webhook-deliveries/${delivery.id}`)).body.attempts as { statusCode: number | null; error: string | null }[]) : [];
       };
-      const directAttempts = await eventually(() => attemptsOf(direct.id), (attempts) => attempts.length >= 1, 10_000);
-      expect(directAttempts[0]).toMatchObject({ statusCode: null, error: expect.stringMatching(/^refused: 127\.0\.0\.1 is a loopback address/) });
+      for (const [index, { reason }] of blocked.entries()) {
+        const directAttempts = await eventually(() => attemptsOf(direct[index]!.id), (attempts) => attempts.length >= 1, 10_000);
+        expect(directAttempts[0]).toMatchObject({ statusCode: null, error: expect.stringMatching(new RegExp(`^refused: ${reason.source}`)) });
+      }
       const redirectedAttempts = await eventually(() => attemptsOf(redirected.id), (attempts) => attempts.length >= 1, 10_000);
       expect(redirectedAttempts[0]).toMatchObject({ statusCode: 302, error: null });
       // The legitimate subscription got its event, signed as Standard Webhooks says.

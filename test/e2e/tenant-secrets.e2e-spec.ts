@@ -104,6 +104,27 @@ describe('Secrets and operator keys stay with their owner (e2e)', () => {
     });
   });
 
+  it('a replaced secret is used by the next call, with no new config version', async () => {
+    await storeSecret(server, 'rotating-key', 'sk-rotating-first-value');
+    const engine = { provider: 'openai', model: 'm', baseUrl: tenantServer.baseUrl, apiKeySecret: 'rotating-key' };
+    const created = await api('/v1/agents', { method: 'POST', body: { name: 'rotates', engine: 'pipeline', config: { stt: engine, llm: engine } } });
+    expect(created.status).toBe(201);
+    const { number } = await bindAgent(server, { engine: 'pipeline', config: created.body.config });
+    const keysSeen = async () => {
+      const before = tenantServer.requests.length;
+      const { call } = await dialAgent(server, number);
+      await call.streamAudio(speechFixture('hours'), { trailingSilenceMs: 200 });
+      await eventually(async () => tenantServer.requests.length, (count) => count > before, 15_000);
+      await call.hangup();
+      return new Set(tenantServer.requests.slice(before).map((request) => request.headers.authorization));
+    };
+    expect(await keysSeen()).toEqual(new Set(['Bearer sk-rotating-first-value']));
+    expect((await api('/v1/secrets/rotating-key', { method: 'PUT', body: { value: 'sk-rotating-second-value' } })).body.version).toBe(2);
+    expect(await keysSeen()).toEqual(new Set(['Bearer sk-rotating-second-value']));
+    expect((await api(`/v1/agents/${created.body.id}`)).body.version).toBe(1);
+    tenantServer.requests.length = 0;
+  }, 60_000);
+
   describe("the operator's key (apiKeyEnv) never reaches a tenant's URL", () => {
     it.each([
       ['stt', { stt: { provider: 'openai', apiKeyEnv: 'OPENAI_API_KEY', baseUrl: 'TENANT' } }],
