@@ -3,7 +3,6 @@ import { APP_CONFIG, type AppConfig } from '@switchboard/config';
 import { EchoAgentEngine, PipelineAgentEngine, RealtimeAgentEngine, type AgentCallContext, type AgentConfig, type AgentEngine, type ToolRunner } from '@switchboard/conversation';
 import { createToolRunner } from '@switchboard/conversation/tools/agent-tool-runner';
 import { ToolSchemaCache } from '@switchboard/conversation/tools/tool-schema';
-import type { ToolFetch } from '@switchboard/conversation/tools/webhook-tool';
 import { InferenceService } from '../inference/inference.service';
 import { TenantOutbound } from '../outbound/outbound-guard.provider';
 import { SecretsService } from '../secrets/secrets.service';
@@ -28,9 +27,8 @@ export class AgentEngines implements OnApplicationShutdown {
     private readonly secrets: SecretsService,
     private readonly outbound: TenantOutbound,
   ) {
-    const guard = outbound.guard;
-    this.pipelineEngines = new ServerPipelineEngines(() => inference.runtime(), inference.models, config.inference.modelsDir, usage, credentials, guard);
-    const realtimeEngines = new ServerRealtimeEngines(usage, credentials, guard);
+    this.pipelineEngines = new ServerPipelineEngines(() => inference.runtime(), inference.models, config.inference.modelsDir, usage, credentials, outbound);
+    const realtimeEngines = new ServerRealtimeEngines(usage, credentials, outbound.guard);
     const tools = (agentConfig: AgentConfig, context: AgentCallContext) => this.toolRunner(agentConfig, context);
     this.engines = new Map<string, AgentEngine>([
       ['echo', new EchoAgentEngine()],
@@ -63,10 +61,9 @@ export class AgentEngines implements OnApplicationShutdown {
    * with `parameters` compiled once per config version (versions never change).
    */
   private toolRunner(agentConfig: AgentConfig, context: AgentCallContext): ToolRunner {
-    const fetch: ToolFetch = (url, init) => this.outbound.guard.fetch(url, init as never);
     return createToolRunner(agentConfig.tools, {
       resolveSigningSecret: async (name) => (await this.secrets.resolve(context.organizationId, name))?.value,
-      fetch,
+      fetch: this.outbound.fetch,
       schemaCache: { cache: this.toolSchemas, configKey: `${context.agentId}:${context.agentConfigVersion}` },
     });
   }

@@ -14,8 +14,7 @@ import { SmartTurnClassifier } from '@switchboard/inference/turn-model';
 import { SileroVad, type VadStream } from '@switchboard/inference/vad';
 import type { ModelRegistry } from '@switchboard/inference/models';
 import { modelFolder } from '@switchboard/inference/models/model-paths';
-import type { RemoteFetch } from '@switchboard/inference/remote';
-import type { OutboundGuard } from '@switchboard/net';
+import type { TenantOutbound } from '../outbound/outbound-guard.provider';
 import { EngineCache } from './remote-engine-settings';
 import { EngineConfigError, type EngineCredentials, type EngineKey } from './engine-credentials';
 import type { CallUsageRegistry } from '../usage/call-usage-registry';
@@ -44,7 +43,7 @@ export class ServerPipelineEngines implements PipelineEngineResolver {
     private readonly modelsDir: string,
     private readonly usage: CallUsageRegistry,
     private readonly credentials: EngineCredentials,
-    private readonly outbound: OutboundGuard,
+    private readonly outbound: TenantOutbound,
   ) {}
 
   ttsSampleRate(config: AgentConfig): number {
@@ -79,7 +78,7 @@ export class ServerPipelineEngines implements PipelineEngineResolver {
       return this.asr.get(['local', stt.model], async () => LocalWhisperAsr.load({ runtime: await this.runtime(), modelDir: this.installedFolder(stt.model), defaultLanguage: language }));
     }
     const { baseUrl, key } = await this.remoteEndpoint('stt', stt, organizationId);
-    return this.asr.get(['openai', baseUrl, stt.model, key.cacheKey], () => new OpenAiTranscriptionAsr({ baseUrl, model: stt.model, apiKey: key.apiKey, fetch: this.fetch }));
+    return this.asr.get(['openai', baseUrl, stt.model, key.cacheKey], () => new OpenAiTranscriptionAsr({ baseUrl, model: stt.model, apiKey: key.apiKey, fetch: this.outbound.fetch }));
   }
 
   private async llmFor(llm: AgentConfig['llm'], organizationId: string): Promise<LlmEngine> {
@@ -87,7 +86,7 @@ export class ServerPipelineEngines implements PipelineEngineResolver {
       return this.llm.get(['local', llm.model], async () => LocalOnnxLlm.load({ runtime: await this.runtime(), modelDir: this.installedFolder(llm.model) }));
     }
     const { baseUrl, key } = await this.remoteEndpoint('llm', llm, organizationId);
-    return this.llm.get(['openai', baseUrl, llm.model, key.cacheKey], () => new OpenAiChatLlm({ baseUrl, model: llm.model, apiKey: key.apiKey, fetch: this.fetch }));
+    return this.llm.get(['openai', baseUrl, llm.model, key.cacheKey], () => new OpenAiChatLlm({ baseUrl, model: llm.model, apiKey: key.apiKey, fetch: this.outbound.fetch }));
   }
 
   private async ttsFor(tts: AgentConfig['tts'], organizationId: string): Promise<TtsEngine> {
@@ -98,7 +97,7 @@ export class ServerPipelineEngines implements PipelineEngineResolver {
       case 'openai': {
         const { baseUrl, key } = await this.remoteEndpoint('tts', tts, organizationId);
         return this.tts.get(['openai', baseUrl, tts.model, key.cacheKey], () =>
-          new OpenAiSpeechTts({ baseUrl, model: tts.model ?? 'gpt-4o-mini-tts', apiKey: key.apiKey, voice: tts.voice, fetch: this.fetch }),
+          new OpenAiSpeechTts({ baseUrl, model: tts.model ?? 'gpt-4o-mini-tts', apiKey: key.apiKey, voice: tts.voice, fetch: this.outbound.fetch }),
         );
       }
       case 'kokoro':
@@ -112,9 +111,6 @@ export class ServerPipelineEngines implements PipelineEngineResolver {
     }
   }
 
-  /** Requests to remote engines go through the outbound guard (its fetch has the same shape as the global one). */
-  private readonly fetch: RemoteFetch = (url, init) => this.outbound.fetch(url, init as never);
-
   /**
    * A remote engine's endpoint and key for a call of `organizationId`. A URL the outbound rule refuses
    * (a config stored before the rule) fails here, before any request, with the reason.
@@ -125,7 +121,7 @@ export class ServerPipelineEngines implements PipelineEngineResolver {
     organizationId: string,
   ): Promise<{ baseUrl: string; key: EngineKey }> {
     const baseUrl = settings.baseUrl ?? OPENAI_DEFAULT_BASE_URL;
-    const check = this.outbound.checkUrl(baseUrl, 'http');
+    const check = this.outbound.guard.checkUrl(baseUrl, 'http');
     if (!check.ok) throw new EngineConfigError(`${path}.baseUrl refused: ${check.reason}`);
     return { baseUrl, key: await this.credentials.keyFor(organizationId, settings, settings.baseUrl) };
   }

@@ -15,6 +15,13 @@ export class TenantOutbound implements OnApplicationShutdown {
     this.guard = new OutboundGuard({ allowedHosts: config.outbound.allowedHosts });
   }
 
+  /**
+   * The guard's fetch in the shape every caller here takes (engines, tools, webhook deliveries):
+   * the global fetch's types, a deadline for the whole exchange, never a redirect.
+   */
+  readonly fetch = (url: string, init: RequestInit & { timeoutMs: number }): Promise<Response> =>
+    this.guard.fetch(url, init as Parameters<OutboundGuard['fetch']>[1]);
+
   async onApplicationShutdown(): Promise<void> {
     await this.guard.close();
   }

@@ -129,9 +129,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
       }
       const startedAt = new Date();
       const request = buildWebhookRequest({ eventId: delivery.eventId, payload: delivery.payload, secret: delivery.secret, now: startedAt });
-      const result = await sendWebhook({ url: delivery.url, ...request, timeoutMs: this.config.webhooks.timeoutMs }, (url, init) =>
-        this.outbound.guard.fetch(url, init as never),
-      );
+      const result = await sendWebhook({ url: delivery.url, ...request, timeoutMs: this.config.webhooks.timeoutMs }, this.outbound.fetch);
       const next: WebhookAttemptOutcome['next'] = result.ok
         ? { status: 'delivered' }
         : nextStateAfterFailure({

@@ -1,3 +1,5 @@
+import { outboundRefusalOf } from '@switchboard/net';
+
 /** The first bytes of a response kept for the attempt log. */
 export const RESPONSE_EXCERPT_BYTES = 1024;
 
@@ -70,19 +72,10 @@ async function readExcerpt(response: Response): Promise<string | null> {
 
 function describeFailure(error: unknown, signal: AbortSignal): string {
   if (signal.aborted) return 'timeout';
-  const code = errorCode(error);
-  // The guard's own words say why (e.g. "10.0.0.1 is a private address"); no address of the receiver's is echoed otherwise.
-  if (code === 'OUTBOUND_ADDRESS_REFUSED' || code === 'OUTBOUND_URL_REFUSED') return `refused: ${refusalReason(error)}`;
-  return `connection_error: ${code}`;
-}
-
-function refusalReason(error: unknown): string {
-  for (let current: unknown = error, depth = 0; current !== null && typeof current === 'object' && depth < 5; depth++) {
-    const record = current as { reason?: unknown; cause?: unknown };
-    if (typeof record.reason === 'string') return record.reason;
-    current = record.cause;
-  }
-  return 'the outbound guard refused the address';
+  // The guard's own words say why (e.g. "refused: 10.0.0.1 is a private address").
+  const refusal = outboundRefusalOf(error);
+  if (refusal) return refusal.message;
+  return `connection_error: ${errorCode(error)}`;
 }
 
 /** undici wraps the socket error: TypeError('fetch failed', { cause: { code: 'ECONNREFUSED' } }). */

@@ -1,3 +1,4 @@
+import { OutboundRequestRefused } from '@switchboard/net';
 import { WebhookToolSchema, type WebhookToolConfig } from '../config/agent-config.schema';
 import { FakeBusinessEndpoint, signatureIsValid, type ReceivedRequest } from './business-endpoint.test-support';
 import type { ToolCallContext } from './tool-contracts';
@@ -216,7 +217,7 @@ describe('WebhookTool against a real business endpoint', () => {
   });
 
   it('sends through the fetch it is given (the server passes its outbound guard) and reports a refusal as such', async () => {
-    const refusal = Object.assign(new Error('refused: 127.0.0.1 is a loopback address'), { code: 'OUTBOUND_ADDRESS_REFUSED' });
+    const refusal = new OutboundRequestRefused('OUTBOUND_ADDRESS_REFUSED', '127.0.0.1 is a loopback address');
     const seen: string[] = [];
     const config = WebhookToolSchema.parse({ type: 'webhook', name: 'book_table', description: 'Books a table', parameters: bookingParameters, url: business.url(), signingSecret: 'booking' });
     const tool = new WebhookTool(config, {

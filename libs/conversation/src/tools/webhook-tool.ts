@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { ToolDefinition } from '@switchboard/inference/llm';
+import { outboundRefusalOf } from '@switchboard/net';
 import type { WebhookToolConfig } from '../config/agent-config.schema';
 import { parseToolArguments, type ArgumentValidator } from './tool-arguments';
 import type { ToolCallContext, ToolInvocation, ToolOutcome } from './tool-contracts';
@@ -57,16 +58,6 @@ function networkFailure(error: unknown): string {
       if (code !== undefined) return code;
       return typeof cause?.message === 'string' ? cause.message : (error as Error).message;
   }
-}
-
-/** The outbound guard's refusal (a private address, a refused URL), wherever fetch wrapped it. */
-function refusalOf(error: unknown): string | undefined {
-  for (let current: unknown = error, depth = 0; current !== null && typeof current === 'object' && depth < 5; depth++) {
-    const { code, message, cause } = current as { code?: unknown; message?: unknown; cause?: unknown };
-    if ((code === 'OUTBOUND_ADDRESS_REFUSED' || code === 'OUTBOUND_URL_REFUSED') && typeof message === 'string') return message;
-    current = cause;
-  }
-  return undefined;
 }
 
 /** Reads at most MAX_RESPONSE_BYTES of the body; a larger answer is refused rather than buffered. */
@@ -173,8 +164,9 @@ export class WebhookTool {
       if (error instanceof DeliveryError) throw error;
       if (timeout.aborted) throw new DeliveryError(`business endpoint timed out after ${this.config.timeoutMs} ms`);
       if (context.signal.aborted) throw new DeliveryError('cancelled before the business endpoint answered (the call ended or the caller interrupted)');
-      const refused = refusalOf(error);
-      if (refused !== undefined) throw new DeliveryError(`the business endpoint was not called: ${refused}`);
+      // The server's outbound guard refused the address (a private one, a refused URL), wherever fetch wrapped it.
+      const refused = outboundRefusalOf(error);
+      if (refused) throw new DeliveryError(`the business endpoint was not called: ${refused.message}`);
       throw new DeliveryError(`could not reach the business endpoint: ${networkFailure(error)}`);
     }
   }
