@@ -149,12 +149,14 @@ describe('agents and phone numbers API (e2e)', () => {
     expect(notSigning.body.problems).toEqual([{ path: 'tools.0.signingSecret', message: expect.stringContaining('Standard Webhooks') }]);
 
     // Environment variables are no longer a place for tenant secrets: only the operator's OPENAI_API_KEY, for OpenAI itself.
+    // Every problem is listed at once: the shape's, and the signing secret that is still not a whsec_ value.
+    const stillNotSigning = { path: 'tools.0.signingSecret', message: expect.stringContaining('Standard Webhooks') };
     const envReference = await createAgent({ name, engine: 'pipeline', config: { ...config, llm: { apiKeyEnv: 'SWITCHBOARD_SECRET_AGENTS_API' } } }, key);
     expect(envReference.status).toBe(400);
-    expect(envReference.body.problems).toEqual([{ path: 'llm.apiKeyEnv', message: expect.any(String) }]);
+    expect(envReference.body.problems).toEqual([{ path: 'llm.apiKeyEnv', message: expect.any(String) }, stillNotSigning]);
     const operatorKeyElsewhere = await createAgent({ name, engine: 'pipeline', config: { ...config, llm: { baseUrl: 'http://127.0.0.1:9/v1', apiKeyEnv: 'OPENAI_API_KEY' } } }, key);
     expect(operatorKeyElsewhere.status).toBe(400);
-    expect(operatorKeyElsewhere.body.problems).toEqual([{ path: 'llm.apiKeyEnv', message: expect.any(String) }]);
+    expect(operatorKeyElsewhere.body.problems).toEqual([{ path: 'llm.apiKeyEnv', message: expect.any(String) }, stillNotSigning]);
     expect((await server.api('/v1/agents?limit=100', { apiKey: key })).body.data).toEqual([]);
 
     const signingValue = await storeSigningSecret(server, signingName, key);

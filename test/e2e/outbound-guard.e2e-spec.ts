@@ -130,6 +130,25 @@ describe('Outbound guard: tenant URLs never reach private addresses (e2e)', () =
     });
   });
 
+  it('lists every problem of a config at once: its shape, its URLs, its secret references and its tool schemas', async () => {
+    const response = await server.api('/v1/agents', {
+      method: 'POST',
+      body: {
+        name: 'all wrong',
+        engine: 'pipeline',
+        config: {
+          turn: { threshold: 7 },
+          llm: { provider: 'openai', baseUrl: 'http://169.254.169.254/v1', apiKeySecret: 'not-stored' },
+          tools: [{ type: 'webhook', name: 'lookup', description: 'd', url: 'http://10.0.0.1/tool', signingSecret: 'also-not-stored', parameters: { type: 'string' } }],
+        },
+      },
+    });
+    expect(response.status).toBe(400);
+    expect(response.body.problems.map((problem: { path: string }) => problem.path).sort()).toEqual(
+      ['llm.apiKeySecret', 'llm.baseUrl', 'tools.0.parameters', 'tools.0.signingSecret', 'tools.0.url', 'turn.threshold'].sort(),
+    );
+  });
+
   describe('refused when the call makes the request (configs written straight into the database)', () => {
     const detailOf = async (callId: string) => (await server.api(`/v1/calls/${callId}`)).body;
 

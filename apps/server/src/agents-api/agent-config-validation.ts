@@ -25,31 +25,35 @@ export class AgentConfigValidator {
     private readonly outbound: TenantOutbound,
   ) {}
 
-  /** The config with every default filled in (what gets stored), or a 400. */
+  /**
+   * The config with every default filled in (what gets stored), or a 400 listing every problem at
+   * once: the shape's, and those of the URLs, secret references and tool schemas it can read even
+   * when the shape is wrong elsewhere.
+   */
   async validate(organizationId: string, input: unknown): Promise<AgentConfig> {
-    let config: AgentConfig;
+    let config: AgentConfig | undefined;
+    let shapeProblems: ConfigProblem[] = [];
     try {
       config = parseAgentConfig(input);
     } catch (error) {
       if (!(error instanceof AgentConfigError)) throw error;
-      throw invalidConfig(error.problems);
+      shapeProblems = error.problems;
     }
-    const problems = [...(await this.urlProblems(config)), ...(await this.secretProblems(organizationId, config)), ...toolSchemaProblems(config)];
-    if (problems.length > 0) throw invalidConfig(problems);
+    const written = new WrittenConfig(config ?? input);
+    const problems = [...shapeProblems, ...(await this.urlProblems(written)), ...(await this.secretProblems(organizationId, written)), ...toolSchemaProblems(written)];
+    if (problems.length > 0 || config === undefined) throw invalidConfig(dedupe(problems));
     return config;
   }
 
-  private async urlProblems(config: AgentConfig): Promise<ConfigProblem[]> {
+  private async urlProblems(written: WrittenConfig): Promise<ConfigProblem[]> {
     const urls: Array<{ path: string; url: string | undefined; kind: 'http' | 'ws' }> = [
-      { path: 'stt.baseUrl', url: config.stt.baseUrl, kind: 'http' },
-      { path: 'llm.baseUrl', url: config.llm.baseUrl, kind: 'http' },
-      { path: 'tts.baseUrl', url: config.tts.baseUrl, kind: 'http' },
-      { path: 'realtime.url', url: config.realtime.url, kind: 'ws' },
-      ...config.tools.flatMap((tool, index) => (tool.type === 'webhook' ? [{ path: `tools.${index}.url`, url: tool.url, kind: 'http' as const }] : [])),
+      ...ENGINES.filter((engine) => engine !== 'realtime').map((engine) => ({ path: `${engine}.baseUrl`, url: written.text(engine, 'baseUrl'), kind: 'http' as const })),
+      { path: 'realtime.url', url: written.text('realtime', 'url'), kind: 'ws' },
+      ...written.webhookTools().map(({ index, tool }) => ({ path: `tools.${index}.url`, url: stringOf(tool['url']), kind: 'http' as const })),
     ];
     const checks = await Promise.all(
       urls.map(async ({ path, url, kind }) => {
-        if (url === undefined) return undefined;
+        if (url === undefined || !URL.canParse(url)) return undefined; // the shape check already said so
         const check = await this.outbound.guard.checkUrlResolved(url, kind);
         return check.ok ? undefined : { path, message: `refused: ${check.reason}` };
       }),
@@ -57,13 +61,16 @@ export class AgentConfigValidator {
     return checks.filter((problem): problem is ConfigProblem => problem !== undefined);
   }
 
-  private async secretProblems(organizationId: string, config: AgentConfig): Promise<ConfigProblem[]> {
+  private async secretProblems(organizationId: string, written: WrittenConfig): Promise<ConfigProblem[]> {
     const references: Array<{ path: string; name: string; signing: boolean }> = [
-      ...(['stt', 'llm', 'tts', 'realtime'] as const).flatMap((engine) => {
-        const name = config[engine].apiKeySecret;
+      ...ENGINES.flatMap((engine) => {
+        const name = written.text(engine, 'apiKeySecret');
         return name === undefined ? [] : [{ path: `${engine}.apiKeySecret`, name, signing: false }];
       }),
-      ...config.tools.flatMap((tool, index) => (tool.type === 'webhook' ? [{ path: `tools.${index}.signingSecret`, name: tool.signingSecret, signing: true }] : [])),
+      ...written.webhookTools().flatMap(({ index, tool }) => {
+        const name = stringOf(tool['signingSecret']);
+        return name === undefined ? [] : [{ path: `tools.${index}.signingSecret`, name, signing: true }];
+      }),
     ];
     if (references.length === 0) return [];
     const existing = await this.secrets.existingNames(organizationId, references.map((reference) => reference.name));
@@ -83,12 +90,56 @@ export class AgentConfigValidator {
   }
 }
 
-function toolSchemaProblems(config: AgentConfig): ConfigProblem[] {
-  return config.tools.flatMap((tool, index) => {
-    if (tool.type !== 'webhook') return [];
-    const compiled = compileToolSchema(tool.parameters);
+const ENGINES = ['stt', 'llm', 'tts', 'realtime'] as const;
+
+/**
+ * The config as written, read defensively: the parsed config when its shape is valid, else the raw
+ * input, so the other checks can still report what they find beside the shape's problems.
+ */
+class WrittenConfig {
+  constructor(private readonly value: unknown) {}
+
+  text(section: (typeof ENGINES)[number], field: string): string | undefined {
+    const part = objectOf(objectOf(this.value)?.[section]);
+    return stringOf(part?.[field]);
+  }
+
+  webhookTools(): Array<{ index: number; tool: Record<string, unknown> }> {
+    const tools = objectOf(this.value)?.['tools'];
+    if (!Array.isArray(tools)) return [];
+    return tools.flatMap((tool: unknown, index) => {
+      const record = objectOf(tool);
+      return record?.['type'] === 'webhook' ? [{ index, tool: record }] : [];
+    });
+  }
+}
+
+function objectOf(value: unknown): Record<string, unknown> | undefined {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+}
+
+function stringOf(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined;
+}
+
+function toolSchemaProblems(written: WrittenConfig): ConfigProblem[] {
+  return written.webhookTools().flatMap(({ index, tool }) => {
+    // Absent parameters take the default (an empty object schema).
+    if (tool['parameters'] === undefined) return [];
+    const compiled = compileToolSchema(tool['parameters']);
     if (compiled.ok) return [];
     return compiled.problems.map((problem) => ({ path: joinPath(`tools.${index}.parameters`, problem.path), message: problem.message }));
+  });
+}
+
+/** The shape check and a later one may both object to one path for one reason: listed once. */
+function dedupe(problems: ConfigProblem[]): ConfigProblem[] {
+  const seen = new Set<string>();
+  return problems.filter((problem) => {
+    const key = `${problem.path}\u0000${problem.message}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
   });
 }
 
