@@ -49,8 +49,10 @@ describe('Call ends survive a database outage (e2e, a PostgreSQL of its own stop
     const detail = await eventually(async () => (await server.api(`/v1/calls/${callId}`)).body, (body) => body?.endReason !== null && body?.cost?.status === 'priced', 30_000);
     expect(detail.endReason).toBe('stream_stopped');
     expect(detail.cost.lines.length).toBeGreaterThan(0);
-    // The events buffered while the database was down were written, not dropped.
-    const types = detail.events.map((event: { type: string }) => event.type);
+    // The events buffered while the database was down are written, not dropped: they are retried on
+    // their own backoff (2, 4, 8 ... s), so they may land after the end itself.
+    const typesOf = async () => ((await server.api(`/v1/calls/${callId}`)).body.events as { type: string }[]).map((event) => event.type);
+    const types = await eventually(typesOf, (written) => written.includes('stream_closed'), 45_000);
     expect(types).toEqual(expect.arrayContaining(['stream_started', 'stream_stopped', 'stream_closed']));
     expect(types).not.toContain('events_dropped');
   }, 120_000);
