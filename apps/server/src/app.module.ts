@@ -64,6 +64,7 @@ export class AppModule {
           databaseUrl: config.database.url,
           dataDir: config.database.dataDir,
           migrate: config.database.migrateOnStart,
+          poolMax: config.database.poolMax,
           webhooks: { giveUpAfterMs: config.webhooks.giveUpAfterMs },
         }),
       ],

@@ -5,7 +5,7 @@ describe('loadAppConfig', () => {
     const config = loadAppConfig({});
     expect(config.port).toBe(3000);
     expect(config.publicBaseUrl).toBe('http://localhost:3000');
-    expect(config.database).toEqual({ url: undefined, dataDir: './data', migrateOnStart: true });
+    expect(config.database).toEqual({ url: undefined, dataDir: './data', migrateOnStart: true, poolMax: 10 });
     expect(config.logLevel).toBe('info');
     expect(config.twilio.authToken).toBeUndefined();
     expect(config.inference).toEqual({ modelsDir: './models', device: 'auto', workers: undefined, batchMaxDelayMs: 2 });

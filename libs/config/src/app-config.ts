@@ -18,6 +18,8 @@ export interface AppConfig {
     url: string | undefined;
     dataDir: string;
     migrateOnStart: boolean;
+    /** Pool size for an external database. */
+    poolMax: number;
   };
   adminApiKey: string | undefined;
   /** Undefined: nobody can create organizations through the API. */
@@ -95,7 +97,7 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     port: e.PORT,
     publicBaseUrl: e.PUBLIC_BASE_URL ?? `http://localhost:${e.PORT}`,
     twilio: { accountSid: e.TWILIO_ACCOUNT_SID, authToken: e.TWILIO_AUTH_TOKEN, apiBaseUrl: e.TWILIO_API_BASE_URL },
-    database: { url: e.DATABASE_URL, dataDir: e.DATA_DIR, migrateOnStart: e.MIGRATE_ON_START },
+    database: { url: e.DATABASE_URL, dataDir: e.DATA_DIR, migrateOnStart: e.MIGRATE_ON_START, poolMax: e.DATABASE_POOL_MAX },
     adminApiKey: e.ADMIN_API_KEY,
     operatorApiKey: e.OPERATOR_API_KEY,
     logLevel: e.LOG_LEVEL,

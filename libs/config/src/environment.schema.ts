@@ -41,6 +41,8 @@ export const environmentSchema = z
       .enum(['true', 'false'], { message: "must be 'true' or 'false'" })
       .default('true')
       .transform((value) => value === 'true'),
+    /** Connections this process keeps to an external DATABASE_URL (the embedded database always uses one). */
+    DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
     /** Bootstraps the first organization's admin key (stored hashed, never logged). */
     ADMIN_API_KEY: optionalString(z.string().min(24, { message: 'must be at least 24 characters' })),
     /** The deployment operator's key: creates and lists organizations (/v1/organizations). Unset: those routes answer 401. */

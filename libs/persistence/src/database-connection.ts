@@ -3,6 +3,13 @@ import { Logger } from '@nestjs/common';
 import { EmbeddedPostgres, startEmbeddedPostgres } from './embedded-postgres';
 import { applyMigrations, redactConnectionStrings } from './migrations';
 import type { WebhookOutboxOptions } from './webhooks/webhook-outbox';
+import { DEFAULT_SESSION_BOUNDS, type SessionBounds } from './bounded-pg-adapter';
+
+/** How long an interactive transaction may wait for a connection (maxWait) and run in all (timeout), ms. */
+export interface TransactionTimeouts {
+  maxWait: number;
+  timeout: number;
+}
 
 export const DATABASE_CONNECTION = Symbol('DATABASE_CONNECTION');
 
@@ -17,6 +24,10 @@ export interface DatabaseModuleOptions {
   poolMax?: number;
   /** Outgoing-webhook outbox settings (default: give up after 24 h). */
   webhooks?: WebhookOutboxOptions;
+  /** Server-side session bounds for an external database (default DEFAULT_SESSION_BOUNDS). */
+  sessionBounds?: SessionBounds;
+  /** Interactive transaction bounds (default: PrismaService's). */
+  transactionTimeouts?: TransactionTimeouts;
 }
 
 export interface DatabaseConnection {
@@ -24,6 +35,12 @@ export interface DatabaseConnection {
   poolMax: number;
   /** How long a query may wait for a pooled connection (and for connecting) before failing. */
   acquireTimeoutMs?: number;
+  /**
+   * Applied to every session of an external database (see bounded-pg-adapter.ts). Not for the
+   * embedded one: PGlite runs in this process, where Prisma's own transaction timeout bounds it.
+   */
+  sessionBounds?: SessionBounds;
+  transactionTimeouts?: TransactionTimeouts;
   /** Set when this process serves the database itself; stopped at application shutdown. */
   embedded: EmbeddedPostgres | null;
 }
@@ -48,7 +65,13 @@ export async function openDatabaseConnection(
     }
     // One connection: see embedded-postgres.ts for why PGlite must not get concurrent sessions.
     // Every query queues for it, so a burst must be allowed to wait longer than usual.
-    return { connectionString: embedded.connectionString, poolMax: 1, acquireTimeoutMs: EMBEDDED_ACQUIRE_TIMEOUT_MS, embedded };
+    return {
+      connectionString: embedded.connectionString,
+      poolMax: 1,
+      acquireTimeoutMs: EMBEDDED_ACQUIRE_TIMEOUT_MS,
+      ...(options.transactionTimeouts ? { transactionTimeouts: options.transactionTimeouts } : {}),
+      embedded,
+    };
   }
 
   if (options.migrate ?? true) {
@@ -58,6 +81,8 @@ export async function openDatabaseConnection(
   return {
     connectionString: options.databaseUrl,
     poolMax: options.poolMax ?? DEFAULT_EXTERNAL_POOL_MAX,
+    sessionBounds: options.sessionBounds ?? DEFAULT_SESSION_BOUNDS,
+    ...(options.transactionTimeouts ? { transactionTimeouts: options.transactionTimeouts } : {}),
     embedded: null,
   };
 }

@@ -151,3 +151,5 @@ export { DEFAULT_CATALOG_CURRENCY } from './billing/price-catalogs';
 export type { PriceCatalogRecord } from './billing/price-catalogs';
 export { USAGE_GROUPINGS } from './billing/usage-report';
 export type { UsageGrouping, UsageQuery, UsageReport, UsageRow } from './billing/usage-report';
+export { TransactionMisuseError } from './transaction-scope';
+export { DEFAULT_SESSION_BOUNDS, type SessionBounds } from './bounded-pg-adapter';

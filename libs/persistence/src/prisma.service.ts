@@ -1,13 +1,16 @@
 import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
-import { PrismaPg } from '@prisma/adapter-pg';
+import type { Pool } from 'pg';
 import { PrismaClient } from './generated/prisma/client';
+import { boundedPgAdapter, createGuardedPool, sessionBoundsOptions } from './bounded-pg-adapter';
 import { DATABASE_CONNECTION, DatabaseConnection } from './database-connection';
+import { runInTransactionScope } from './transaction-scope';
 
 const DEFAULT_ACQUIRE_TIMEOUT_MS = 5_000;
 const DISCONNECT_TIMEOUT_MS = 5_000;
 // Prisma's defaults (2 s to start, 5 s to finish) are tight for a pool of one on the
-// embedded database, where a transaction queues behind every other query.
-const TRANSACTION_OPTIONS = { maxWait: 10_000, timeout: 15_000 };
+// embedded database, where a transaction queues behind every other query. Every transaction here
+// runs a handful of its own statements; one still open after `timeout` is stuck and is rolled back.
+const DEFAULT_TRANSACTION_OPTIONS = { maxWait: 10_000, timeout: 15_000 };
 
 /**
  * The one PrismaClient of the process, running queries through node-postgres
@@ -18,27 +21,34 @@ const TRANSACTION_OPTIONS = { maxWait: 10_000, timeout: 15_000 };
 export class PrismaService extends PrismaClient implements OnModuleDestroy {
   constructor(
     @Inject(DATABASE_CONNECTION)
-    connection: Pick<DatabaseConnection, 'connectionString' | 'poolMax' | 'acquireTimeoutMs'>,
+    connection: Pick<DatabaseConnection, 'connectionString' | 'poolMax' | 'acquireTimeoutMs' | 'sessionBounds' | 'transactionTimeouts'>,
   ) {
     const logger = new Logger('PrismaService');
-    super({
-      transactionOptions: TRANSACTION_OPTIONS,
-      adapter: new PrismaPg(
-        {
-          connectionString: connection.connectionString,
-          max: connection.poolMax,
-          // node-postgres applies this both to opening a connection and to waiting for a free one.
-          connectionTimeoutMillis: connection.acquireTimeoutMs ?? DEFAULT_ACQUIRE_TIMEOUT_MS,
-        },
-        {
-          // Without a listener an idle client's error (server restart, network drop) would be
-          // an unhandled 'error' event and crash the process; the pool replaces the client.
-          onPoolError: (error) => logger.warn(`Idle database connection failed: ${error.message}`),
-          onConnectionError: (error) => logger.warn(`Database connection failed: ${error.message}`),
-        },
-      ),
+    const pool = createGuardedPool({
+      connectionString: connection.connectionString,
+      max: connection.poolMax,
+      // node-postgres applies this both to opening a connection and to waiting for a free one.
+      connectionTimeoutMillis: connection.acquireTimeoutMs ?? DEFAULT_ACQUIRE_TIMEOUT_MS,
+      ...(connection.sessionBounds ? { options: sessionBoundsOptions(connection.sessionBounds) } : {}),
     });
+    super({
+      transactionOptions: connection.transactionTimeouts ?? DEFAULT_TRANSACTION_OPTIONS,
+      adapter: boundedPgAdapter(pool, {
+        // Without a listener an idle client's error (server restart, network drop) would be
+        // an unhandled 'error' event and crash the process; the pool replaces the client.
+        onPoolError: (error) => logger.warn(`Idle database connection failed: ${error.message}`),
+        onConnectionError: (error) => logger.warn(`Database connection failed: ${error.message}`),
+      }),
+    });
+    this.pool = pool;
+    // Interactive transactions run their callback in a scope the pool checks (transaction-scope.ts).
+    const transaction = this.$transaction.bind(this) as (arg: unknown, options?: unknown) => Promise<unknown>;
+    (this as { $transaction: unknown }).$transaction = (arg: unknown, options?: unknown) =>
+      typeof arg === 'function' ? transaction((tx: unknown) => runInTransactionScope(() => (arg as (tx: unknown) => Promise<unknown>)(tx)), options) : transaction(arg, options);
   }
+
+  /** The node-postgres pool under Prisma (connections lent and waiting, for diagnostics). */
+  readonly pool: Pool;
 
   /**
    * Closes the pool, but never lets shutdown hang on it: a connection that is still checked out

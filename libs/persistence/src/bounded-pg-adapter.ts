@@ -1,0 +1,92 @@
+import { PrismaPg } from '@prisma/adapter-pg';
+import type { SqlDriverAdapter, SqlDriverAdapterFactory, SqlQuery, Transaction } from '@prisma/driver-adapter-utils';
+import { Pool, type PoolClient, type PoolConfig } from 'pg';
+import { assertNoOpenTransaction } from './transaction-scope';
+
+/**
+ * Server-side bounds for every session of an external Postgres, so nothing can hold a connection
+ * (and its locks) for ever, whatever the client side does:
+ * - idle_in_transaction_session_timeout: a transaction whose client went quiet (a wedged callback,
+ *   a frozen process) is ended by the server; its locks go with it.
+ * - lock_timeout: waiting for a lock (the organization's admission lock, a row lock) fails clearly
+ *   rather than queueing without end behind a stuck holder.
+ * - statement_timeout: no single statement runs longer than this.
+ */
+export interface SessionBounds {
+  idleInTransactionMs: number;
+  lockTimeoutMs: number;
+  statementTimeoutMs: number;
+}
+
+export const DEFAULT_SESSION_BOUNDS: SessionBounds = { idleInTransactionMs: 20_000, lockTimeoutMs: 10_000, statementTimeoutMs: 30_000 };
+
+/** The libpq `options` startup parameter that applies the bounds to each new session. */
+export function sessionBoundsOptions(bounds: SessionBounds): string {
+  return [
+    `-c idle_in_transaction_session_timeout=${bounds.idleInTransactionMs}`,
+    `-c lock_timeout=${bounds.lockTimeoutMs}`,
+    `-c statement_timeout=${bounds.statementTimeoutMs}`,
+  ].join(' ');
+}
+
+/**
+ * node-postgres pool that refuses to lend a connection to code running inside a transaction
+ * callback (see transaction-scope.ts). Queries of the transaction itself run on the connection it
+ * already holds and never come here.
+ */
+export function createGuardedPool(config: PoolConfig): Pool {
+  const pool = new Pool(config);
+  const connect = pool.connect.bind(pool) as (...args: unknown[]) => unknown;
+  const query = pool.query.bind(pool) as (...args: unknown[]) => unknown;
+  (pool as { connect: unknown }).connect = (...args: unknown[]) => {
+    assertNoOpenTransaction('a query');
+    return connect(...args);
+  };
+  (pool as { query: unknown }).query = (...args: unknown[]) => {
+    assertNoOpenTransaction('a query');
+    return query(...args);
+  };
+  return pool;
+}
+
+/**
+ * Prisma's pg adapter, with one gap closed: when COMMIT or ROLLBACK fails (the server ended the
+ * session: idle_in_transaction_session_timeout, a restart, a dropped socket), Prisma never releases
+ * the pooled client, so the pool slowly loses every connection to dead sessions and then wedges.
+ * Here the client is handed back *with the error*, which makes node-postgres discard it and open a
+ * fresh one. A failed ROLLBACK is then reported as done (the session, and the transaction with
+ * it, is gone, and Prisma's timeout path would otherwise end in an unhandled rejection); a failed
+ * COMMIT still throws, since the work was not stored.
+ */
+export function boundedPgAdapter(pool: Pool, options: ConstructorParameters<typeof PrismaPg>[1]): SqlDriverAdapterFactory {
+  const inner = new PrismaPg(pool, { ...options, disposeExternalPool: true });
+  return {
+    provider: inner.provider,
+    adapterName: inner.adapterName,
+    connect: async (): Promise<SqlDriverAdapter> => releaseOnFailedEnd(await inner.connect()),
+  };
+}
+
+function releaseOnFailedEnd(adapter: SqlDriverAdapter): SqlDriverAdapter {
+  const startTransaction = adapter.startTransaction.bind(adapter);
+  adapter.startTransaction = async (isolationLevel) => guardEnd(await startTransaction(isolationLevel));
+  return adapter;
+}
+
+function guardEnd(transaction: Transaction): Transaction {
+  const executeRaw = transaction.executeRaw.bind(transaction);
+  transaction.executeRaw = async (query: SqlQuery): Promise<number> => {
+    try {
+      return await executeRaw(query);
+    } catch (error) {
+      const ending = query.sql === 'ROLLBACK' || query.sql === 'COMMIT';
+      if (!ending) throw error;
+      const client = (transaction as unknown as { client: PoolClient; cleanup?: () => void });
+      client.cleanup?.();
+      client.client.release(error instanceof Error ? error : new Error(String(error)));
+      if (query.sql === 'ROLLBACK') return 0;
+      throw error;
+    }
+  };
+  return transaction;
+}
