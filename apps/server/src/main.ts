@@ -14,8 +14,26 @@ async function main(): Promise<void> {
     }
     throw error;
   }
+  boundShutdown(config.shutdownTimeoutMs);
   const app = await createServerApp(config);
   await app.listen(config.port, '0.0.0.0');
+}
+
+/**
+ * Nest's shutdown hooks end every live call and flush what they buffered, which waits on the
+ * database and on sockets. Should either hang (a wedged database answers nothing), the process
+ * still exits after `timeoutMs`: what was not stored is finished by the reconciler of the next
+ * process, and an orchestrator's SIGKILL never becomes the only way out.
+ */
+function boundShutdown(timeoutMs: number): void {
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.once(signal, () => {
+      setTimeout(() => {
+        process.stderr.write(`switchboard: shutdown did not finish within ${timeoutMs} ms of ${signal}; exiting now\n`);
+        process.exit(1);
+      }, timeoutMs).unref();
+    });
+  }
 }
 
 main().catch((error: unknown) => {

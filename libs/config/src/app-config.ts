@@ -4,6 +4,8 @@ import { environmentSchema, type Environment } from './environment.schema';
 export interface AppConfig {
   nodeEnv: Environment['NODE_ENV'];
   port: number;
+  /** After SIGTERM/SIGINT the process exits within this long, whatever still waits. */
+  shutdownTimeoutMs: number;
   /** Without trailing slash. Defaults to http://localhost:PORT for local development. */
   publicBaseUrl: string;
   twilio: {
@@ -95,6 +97,7 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   return {
     nodeEnv: e.NODE_ENV,
     port: e.PORT,
+    shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     publicBaseUrl: e.PUBLIC_BASE_URL ?? `http://localhost:${e.PORT}`,
     twilio: { accountSid: e.TWILIO_ACCOUNT_SID, authToken: e.TWILIO_AUTH_TOKEN, apiBaseUrl: e.TWILIO_API_BASE_URL },
     database: { url: e.DATABASE_URL, dataDir: e.DATA_DIR, migrateOnStart: e.MIGRATE_ON_START, poolMax: e.DATABASE_POOL_MAX },

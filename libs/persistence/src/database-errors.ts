@@ -7,8 +7,10 @@ import { PersistenceError } from './persistence.errors';
 const RETRYABLE_PRISMA_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024', 'P2028', 'P2034']);
 
 // SQLSTATE classes/codes from Postgres that a retry can fix: 08xxx connection exceptions,
-// 40001 serialization failure, 40P01 deadlock, 53300 too many connections, 57P0x shutdown.
-const RETRYABLE_SQLSTATE = /^(08...|40001|40P01|53300|57P0[1-3])$/;
+// 40001 serialization failure, 40P01 deadlock, 53300 too many connections, 57P0x shutdown,
+// and the session bounds (bounded-pg-adapter.ts): 55P03 lock_timeout, 57014 statement_timeout,
+// 25P03 idle_in_transaction_session_timeout.
+const RETRYABLE_SQLSTATE = /^(08...|40001|40P01|53300|57P0[1-3]|55P03|57014|25P03)$/;
 
 const RETRYABLE_NODE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH']);
 

@@ -29,6 +29,10 @@ export class PrismaService extends PrismaClient implements OnModuleDestroy {
       max: connection.poolMax,
       // node-postgres applies this both to opening a connection and to waiting for a free one.
       connectionTimeoutMillis: connection.acquireTimeoutMs ?? DEFAULT_ACQUIRE_TIMEOUT_MS,
+      // A peer that vanished without closing (a dead host, a dropped route) is noticed by TCP
+      // keepalive and the connection is replaced, rather than held for the kernel's hours-long default.
+      keepAlive: true,
+      keepAliveInitialDelayMillis: 10_000,
       ...(connection.sessionBounds ? { options: sessionBoundsOptions(connection.sessionBounds) } : {}),
     });
     super({

@@ -1,11 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '@switchboard/config';
-import { PhoneNumberRepository } from '@switchboard/persistence';
+import { isRetryableDatabaseError, PhoneNumberRepository } from '@switchboard/persistence';
 import { mintStreamToken, rejectCallTwiml, type VoiceWebhookParams } from '@switchboard/telephony';
 import { PinoLogger } from 'nestjs-pino';
 import { CallAdmissionService } from '../call-lifecycle/call-admission.service';
 import { TwilioAccountService, type TwilioAccountCredentials } from '../twilio-accounts/twilio-account.service';
 import { wrongAccount } from './twilio-account';
+import { TRY_AGAIN_MESSAGE, VOICE_ANSWER_DEADLINE_MS, VoiceAnswerDeadlineExceeded, withinVoiceDeadline } from './voice-answer-deadline';
 import { streamToCallTwiml } from './stream-twiml';
 
 /** What the caller hears when the dialled number is not bound to any agent. */
@@ -38,7 +39,20 @@ export class InboundCallService {
    * `account` signed the webhook (see TwilioSignatureGuard): it must be the account that serves the
    * number's organization, or any organization's caller could be claimed by another account.
    */
-  async answer(params: VoiceWebhookParams, account: TwilioAccountCredentials, now = new Date()): Promise<string> {
+  async answer(params: VoiceWebhookParams, account: TwilioAccountCredentials, now = new Date(), deadlineAt = performance.now() + VOICE_ANSWER_DEADLINE_MS): Promise<string> {
+    try {
+      return await withinVoiceDeadline(this.route(params, account, now), deadlineAt);
+    } catch (error) {
+      // Load or an outage must never reach the caller as Twilio's "application error": the call is
+      // declined politely instead (see VoiceAnswerDeadlineFilter), and a retried webhook for the same
+      // CallSid is answered by the same rules once the database is back.
+      if (!isRetryableDatabaseError(error) && !(error instanceof VoiceAnswerDeadlineExceeded)) throw error;
+      this.logger.error({ callSid: params.callSid, err: error }, 'inbound call declined: the database could not record it in time');
+      return rejectCallTwiml(TRY_AGAIN_MESSAGE);
+    }
+  }
+
+  private async route(params: VoiceWebhookParams, account: TwilioAccountCredentials, now: Date): Promise<string> {
     const route = await this.phoneNumbers.findRouteByE164(params.to);
     if (route && !(await this.accounts.mayActFor(account.owner, route.organizationId))) {
       this.logger.warn({ callSid: params.callSid, accountSid: params.accountSid, organizationId: route.organizationId }, 'voice webhook signed by an account that does not serve this number; refused');

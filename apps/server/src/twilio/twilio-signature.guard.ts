@@ -6,6 +6,8 @@ import { PinoLogger } from 'nestjs-pino';
 import { TwilioAccountService, type TwilioAccountCredentials } from '../twilio-accounts/twilio-account.service';
 
 /** A Twilio request whose signature checked out, with the account that signed it. */
+import { voiceDeadlineOf, withinVoiceDeadline } from './voice-answer-deadline';
+
 export type SignedTwilioRequest = Request & { twilioAccount: TwilioAccountCredentials };
 
 /**
@@ -29,7 +31,9 @@ export class TwilioSignatureGuard implements CanActivate {
     const request = context.switchToHttp().getRequest<SignedTwilioRequest>();
     const params = formParams(request.body);
     const accountSid = params['AccountSid'] ?? '';
-    const account = await this.accounts.forAccountSid(accountSid);
+    // The voice webhook must be answered within Twilio's timeout even when the database is slow.
+    const lookup = this.accounts.forAccountSid(accountSid);
+    const account = request.path.endsWith('/voice') ? await withinVoiceDeadline(lookup, voiceDeadlineOf(request)) : await lookup;
     if (!account) {
       this.logger.warn({ path: request.path, accountSid: accountSid.slice(0, 34) }, 'Twilio request refused: no organization or operator holds this account (or TWILIO_AUTH_TOKEN is unset)');
       throw forbidden();

@@ -1,4 +1,4 @@
-import { Body, Controller, Header, HttpCode, Post, Req, UseGuards } from '@nestjs/common';
+import { Body, Controller, Header, HttpCode, Post, Req, UseFilters, UseGuards } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { CallRepository } from '@switchboard/persistence';
 import {
@@ -13,6 +13,7 @@ import { ZodValidationPipe } from '../common/zod-validation.pipe';
 import { InboundCallService } from './inbound-call.service';
 import { assertCallOfAccount } from './twilio-account';
 import { TwilioSignatureGuard, type SignedTwilioRequest } from './twilio-signature.guard';
+import { VoiceAnswerDeadlineFilter, voiceDeadlineOf } from './voice-answer-deadline';
 
 /** Twilio's HTTP callbacks. Every route is signature-checked before anything is read or stored. */
 @ApiExcludeController()
@@ -31,8 +32,9 @@ export class TwilioWebhooksController {
   @Post('voice')
   @HttpCode(200)
   @Header('Content-Type', 'text/xml; charset=utf-8')
+  @UseFilters(VoiceAnswerDeadlineFilter)
   async voice(@Req() request: SignedTwilioRequest, @Body(new ZodValidationPipe(voiceWebhookSchema)) params: VoiceWebhookParams): Promise<string> {
-    return this.inboundCalls.answer(params, request.twilioAccount);
+    return this.inboundCalls.answer(params, request.twilioAccount, new Date(), voiceDeadlineOf(request));
   }
 
   @Post('status')

@@ -1,0 +1,124 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { computeTwilioSignature, newSid, SimulatedTwilioCall } from '@switchboard/testing';
+import { FreezableTcpProxy } from '../support/freezable-tcp-proxy';
+import { testDatabaseUrl, isEmbeddedTestDatabase } from '../support/database';
+
+/**
+ * The server as operators run it (its own process, main.ts), in front of a database that stops
+ * answering: connections stay open, nothing comes back. Found at 250 concurrent calls: voice
+ * webhooks answered 500, then the server wedged and SIGTERM did not stop it. Now a caller is declined
+ * politely well inside Twilio's 15 s webhook timeout, and SIGTERM exits within SHUTDOWN_TIMEOUT_MS.
+ */
+const AUTH_TOKEN = 'wedge-test-auth-token-0123456789';
+const ECHO_NUMBER = '+15550001313';
+const SHUTDOWN_TIMEOUT_MS = 4000;
+const describeReal = isEmbeddedTestDatabase() ? describe.skip : describe;
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+async function waitForHealth(baseUrl: string, child: ChildProcess, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`the server exited (code ${child.exitCode}) before it answered /health`);
+    try {
+      if ((await fetch(`${baseUrl}/health`)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  throw new Error(`the server did not answer /health within ${timeoutMs} ms`);
+}
+
+describeReal('A database that stops answering (e2e, the server in its own process)', () => {
+  let proxy: FreezableTcpProxy;
+  let child: ChildProcess;
+  let baseUrl: string;
+  let dataDir: string;
+  let output = '';
+
+  beforeAll(async () => {
+    const target = new URL(testDatabaseUrl());
+    proxy = await FreezableTcpProxy.start(target.hostname, Number(target.port || 5432));
+    const proxied = new URL(testDatabaseUrl());
+    proxied.host = `127.0.0.1:${proxy.port}`;
+    const port = await freePort();
+    baseUrl = `http://127.0.0.1:${port}`;
+    dataDir = mkdtempSync(join(tmpdir(), 'switchboard-wedge-'));
+    child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', 'apps/server/src/main.ts'], {
+      env: {
+        ...process.env,
+        PORT: String(port),
+        PUBLIC_BASE_URL: baseUrl,
+        DATABASE_URL: proxied.toString(),
+        MIGRATE_ON_START: 'false',
+        DATABASE_POOL_MAX: '2',
+        DATA_DIR: dataDir,
+        TWILIO_AUTH_TOKEN: AUTH_TOKEN,
+        ECHO_AGENT_NUMBER: ECHO_NUMBER,
+        SHUTDOWN_TIMEOUT_MS: String(SHUTDOWN_TIMEOUT_MS),
+        LOG_LEVEL: 'warn',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    await waitForHealth(baseUrl, child, 90_000);
+  }, 120_000);
+
+  afterAll(async () => {
+    if (child && child.exitCode === null) child.kill('SIGKILL');
+    await proxy?.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('declines an inbound call politely (200, TwiML) well inside Twilio\'s 15 s, rather than hanging or answering 500', async () => {
+    proxy.freeze();
+    const params = {
+      AccountSid: `AC${'0'.repeat(32)}`,
+      CallSid: newSid('CA'),
+      CallStatus: 'ringing',
+      From: '+15557654321',
+      To: ECHO_NUMBER,
+      Direction: 'inbound',
+      ApiVersion: '2010-04-01',
+    };
+    const url = `${baseUrl}/twilio/voice`;
+    const started = Date.now();
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': computeTwilioSignature(AUTH_TOKEN, url, params) },
+      body: new URLSearchParams(params).toString(),
+    });
+    const elapsedMs = Date.now() - started;
+    expect(response.status).toBe(200);
+    expect(await response.text()).toMatch(/<Say[^>]*>Sorry, we cannot take your call right now[^<]*<\/Say>\s*<Hangup\/>/);
+    expect(elapsedMs).toBeLessThan(12_000);
+  }, 30_000);
+
+  it('exits within SHUTDOWN_TIMEOUT_MS of SIGTERM when a live call must be ended and the database answers nothing', async () => {
+    proxy.thaw();
+    const call = new SimulatedTwilioCall({ serverUrl: baseUrl, authToken: AUTH_TOKEN, from: '+15557654321', to: ECHO_NUMBER });
+    expect((await call.dial()).rejected).toBe(false);
+    await call.connectMedia();
+    await call.streamAudio(new Uint8Array(8000).fill(0xff));
+    // Ending the call now means storing its end: the database takes the query and never answers.
+    proxy.freeze();
+    const started = Date.now();
+    const exited = new Promise<string>((resolve) => child.once('exit', (code, signal) => resolve(`exited (${code ?? signal})`)));
+    child.kill('SIGTERM');
+    const outcome = await Promise.race([exited, new Promise<string>((resolve) => setTimeout(() => resolve('still running'), SHUTDOWN_TIMEOUT_MS + 5000))]);
+    expect({ outcome, output: outcome === 'still running' ? output.slice(-2000) : '' }).toEqual({ outcome: expect.stringMatching(/^exited/), output: '' });
+    expect(Date.now() - started).toBeLessThan(SHUTDOWN_TIMEOUT_MS + 5000);
+  }, 30_000);
+});
