@@ -1,0 +1,235 @@
+/**
+ * `npm run bench:load`: what callers hear under load, measured from outside the server.
+ *
+ * Starts the built server (`npm run build` first; `npm run bench:load` does) as its own process, on
+ * the embedded database or `--database-url` (a fresh database is created there and dropped after),
+ * with a pipeline agent whose STT, LLM and TTS are OpenAI-compatible fakes with fixed delays (a
+ * process of their own). This process then places N concurrent calls exactly as Twilio would
+ * (signed webhook, media socket, 20 ms frames on one shared clock, marks echoed as their audio
+ * plays), each caller speaking a sentence, then 4-8 s of silence, three times, and reports per N:
+ * caller-observed reply latency, utterances answered, frames lost, gaps inside replies, and the
+ * server's CPU and memory. `--levels 1,50,100` picks the levels; `--check` applies the targets.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from 'pg';
+import { distribution } from './latency/latency-stats';
+import { benchAgentConfig, DEFAULT_LEVELS, TARGETS } from './load/load-settings';
+import { loadUtterances, runLevel, type LevelOutcome } from './load/load-driver';
+import { ServerProcess, type ProcessSample } from './load/server-process';
+
+interface Options {
+  levels: number[];
+  databaseUrl: string | undefined;
+  check: boolean;
+}
+
+interface LevelReport {
+  calls: number;
+  utterances: number;
+  answered: number;
+  failedCalls: number;
+  replyMs: { p50: number | null; p95: number | null; p99: number | null; max: number | null };
+  framesSent: number;
+  framesLost: number;
+  gaps: number;
+  gapMs: number;
+  serverCpuCores: number;
+  serverRssMb: number;
+  driverEventLoopP99Ms: number;
+  lateTicks: number;
+  errors: string[];
+}
+
+function parseOptions(argv: string[]): Options {
+  const options: Options = { levels: DEFAULT_LEVELS, databaseUrl: undefined, check: false };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg === '--check') options.check = true;
+    else if (arg === '--levels') options.levels = (argv[++i] ?? '').split(',').map(Number).filter((n) => Number.isInteger(n) && n > 0);
+    else if (arg === '--database-url') options.databaseUrl = argv[++i];
+    else throw new Error(`unknown option ${arg} (use --levels 1,50,100 --database-url URL --check)`);
+  }
+  if (!options.levels.includes(1)) options.levels = [1, ...options.levels];
+  return options;
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+async function startEngines(): Promise<{ child: ChildProcess; baseUrl: string }> {
+  const child = fork(join(__dirname, 'load', 'bench-engines.main.ts'), [], { execArgv: ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register'] });
+  const baseUrl = await new Promise<string>((resolve, reject) => {
+    child.once('message', (message: { baseUrl: string }) => resolve(message.baseUrl));
+    child.once('exit', (code) => reject(new Error(`the fake engines exited (code ${code})`)));
+  });
+  return { child, baseUrl };
+}
+
+/** A database of the run's own on the given server, dropped afterwards. */
+async function scratchDatabase(serverUrl: string): Promise<{ url: string; drop: () => Promise<void> }> {
+  const name = `switchboard_load_${randomBytes(4).toString('hex')}`;
+  const admin = new Client({ connectionString: serverUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const client = new Client({ connectionString: serverUrl });
+      await client.connect();
+      await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await client.end();
+    },
+  };
+}
+
+async function api(server: ServerProcess, apiKey: string, path: string, body?: object): Promise<Record<string, unknown>> {
+  const response = await fetch(`${server.baseUrl}${path}`, {
+    method: body ? 'POST' : 'GET',
+    headers: { authorization: `Bearer ${apiKey}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const parsed = (await response.json()) as Record<string, unknown>;
+  if (!response.ok) throw new Error(`${path} answered ${response.status}: ${JSON.stringify(parsed)}`);
+  return parsed;
+}
+
+/** Caller frames the server did not count in (its stream_closed event), summed over the level's calls. */
+async function framesLost(server: ServerProcess, apiKey: string, outcome: LevelOutcome): Promise<number> {
+  let lost = 0;
+  const queue = outcome.calls.filter((call) => call.callId !== null);
+  const worker = async (): Promise<void> => {
+    for (let call = queue.pop(); call; call = queue.pop()) {
+      for (let attempt = 0; attempt < 20; attempt++) {
+        const detail = (await api(server, apiKey, `/v1/calls/${call.callId}`)) as { events?: Array<{ type: string; payload: { mediaFramesIn?: number } }> };
+        const closed = detail.events?.find((event) => event.type === 'stream_closed');
+        if (closed) {
+          lost += Math.max(0, call.framesSent - (closed.payload.mediaFramesIn ?? 0));
+          break;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: 8 }, worker));
+  return lost;
+}
+
+function report(outcome: LevelOutcome, lost: number, cpu: { before: ProcessSample; after: ProcessSample; maxRss: number }): LevelReport {
+  const latencies = distribution(outcome.calls.flatMap((call) => call.replyLatenciesMs));
+  const round = (value: number) => (Number.isFinite(value) ? Math.round(value) : null);
+  return {
+    calls: outcome.calls.length,
+    utterances: outcome.calls.reduce((sum, call) => sum + call.utterances, 0),
+    answered: outcome.calls.reduce((sum, call) => sum + call.answered, 0),
+    failedCalls: outcome.calls.filter((call) => call.error !== undefined).length,
+    replyMs: { p50: round(latencies.p50), p95: round(latencies.p95), p99: round(latencies.p99), max: round(latencies.max) },
+    framesSent: outcome.calls.reduce((sum, call) => sum + call.framesSent, 0),
+    framesLost: lost,
+    gaps: outcome.calls.reduce((sum, call) => sum + call.gaps, 0),
+    gapMs: Math.round(outcome.calls.reduce((sum, call) => sum + call.gapMs, 0) * 10) / 10,
+    serverCpuCores: Math.round(((cpu.after.cpuSeconds - cpu.before.cpuSeconds) / ((cpu.after.atMs - cpu.before.atMs) / 1000)) * 100) / 100,
+    serverRssMb: Math.round(cpu.maxRss / 2 ** 20),
+    driverEventLoopP99Ms: Math.round(outcome.driverEventLoopP99Ms * 10) / 10,
+    lateTicks: outcome.lateTicks,
+    errors: [...new Set(outcome.calls.flatMap((call) => (call.error === undefined ? [] : [call.error])))].slice(0, 5),
+  };
+}
+
+async function main(): Promise<void> {
+  const options = parseOptions(process.argv.slice(2));
+  const utterances = loadUtterances();
+  const engines = await startEngines();
+  const database = options.databaseUrl ? await scratchDatabase(options.databaseUrl) : undefined;
+  const dataDir = mkdtempSync(join(tmpdir(), 'switchboard-load-'));
+  const port = await freePort();
+  const adminApiKey = randomBytes(24).toString('hex');
+  const authToken = randomBytes(16).toString('hex');
+  const accountSid = `AC${randomBytes(16).toString('hex')}`;
+  const baseUrl = `http://127.0.0.1:${port}`;
+  let server: ServerProcess | undefined;
+  const reports: LevelReport[] = [];
+  try {
+    server = await ServerProcess.start(
+      {
+        PUBLIC_BASE_URL: baseUrl,
+        TWILIO_ACCOUNT_SID: accountSid,
+        TWILIO_AUTH_TOKEN: authToken,
+        ADMIN_API_KEY: adminApiKey,
+        DATA_DIR: dataDir,
+        ...(database ? { DATABASE_URL: database.url } : {}),
+        OUTBOUND_ALLOWED_HOSTS: '127.0.0.1',
+        MAX_CONCURRENT_CALLS_CAP: '10000',
+        MAX_CONCURRENT_CALLS_PER_ORG: '10000',
+        RATE_LIMIT_REQUESTS: '1000000',
+        RATE_LIMIT_ANONYMOUS_REQUESTS: '1000000',
+        LOG_LEVEL: 'warn',
+      },
+      port,
+    );
+    const agent = await api(server, adminApiKey, '/v1/agents', { name: 'load bench', engine: 'pipeline', config: benchAgentConfig(engines.baseUrl) });
+    const number = '+15550009999';
+    await api(server, adminApiKey, '/v1/phone-numbers', { e164: number, agentId: agent['id'] });
+    const target = { serverUrl: baseUrl, publicBaseUrl: baseUrl, authToken, accountSid, to: number };
+    for (const level of options.levels) {
+      const before = server.sample();
+      let maxRss = before.rssBytes;
+      const sampler = setInterval(() => (maxRss = Math.max(maxRss, (server as ServerProcess).sample().rssBytes)), 1000);
+      const outcome = await runLevel(level, target, utterances);
+      clearInterval(sampler);
+      const after = server.sample();
+      const levelReport = report(outcome, await framesLost(server, adminApiKey, outcome), { before, after, maxRss: Math.max(maxRss, after.rssBytes) });
+      reports.push(levelReport);
+      process.stdout.write(`level ${level}: reply p50 ${levelReport.replyMs.p50} ms, p95 ${levelReport.replyMs.p95} ms, answered ${levelReport.answered}/${levelReport.utterances}\n`);
+    }
+  } finally {
+    await server?.stop();
+    engines.child.kill();
+    await database?.drop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+  const failures = printReport(reports, options);
+  if (options.check && failures > 0) process.exitCode = 1;
+}
+
+function printReport(reports: LevelReport[], options: Options): number {
+  const rows = reports.map((r) => [
+    r.calls, `${r.answered}/${r.utterances}`, r.replyMs.p50, r.replyMs.p95, r.replyMs.p99, r.replyMs.max, r.framesLost, `${r.gaps} (${r.gapMs} ms)`, r.serverCpuCores, r.serverRssMb, r.driverEventLoopP99Ms, r.failedCalls,
+  ]);
+  const header = ['calls', 'answered', 'reply p50', 'p95', 'p99', 'max', 'frames lost', 'reply gaps', 'server cores', 'server RSS MB', 'driver loop p99', 'failed calls'];
+  process.stdout.write(`\nCaller-observed reply latency (end of speech in the caller's audio -> first reply frame received), ms; database: ${options.databaseUrl ? 'Postgres' : 'embedded'}\n`);
+  process.stdout.write(`${header.join(' | ')}\n${rows.map((row) => row.join(' | ')).join('\n')}\n`);
+  for (const r of reports) if (r.errors.length > 0) process.stdout.write(`errors at ${r.calls} calls: ${r.errors.join('; ')}\n`);
+  const base = reports.find((r) => r.calls === 1);
+  const within = reports.filter((r) => base && r.replyMs.p95 !== null && base.replyMs.p95 !== null && r.replyMs.p95 <= base.replyMs.p95 + TARGETS.p95MarginMs && r.answered === r.utterances);
+  const largestWithin = within.length > 0 ? Math.max(...within.map((r) => r.calls)) : null;
+  const targets: Array<{ name: string; value: unknown; target: string; pass: boolean }> = [];
+  const checked = reports.find((r) => r.calls === TARGETS.checkedLevel);
+  if (checked && base && base.replyMs.p50 !== null && base.replyMs.p95 !== null) {
+    targets.push({ name: `utterances answered at ${checked.calls} calls`, value: checked.answered, target: `= ${checked.utterances}`, pass: checked.answered === checked.utterances });
+    targets.push({ name: `frames lost at ${checked.calls} calls`, value: checked.framesLost, target: '= 0', pass: checked.framesLost === 0 });
+    targets.push({ name: `reply p50 at ${checked.calls} calls`, value: checked.replyMs.p50, target: `<= ${base.replyMs.p50 + TARGETS.p50MarginMs} ms (N=1 + ${TARGETS.p50MarginMs})`, pass: (checked.replyMs.p50 ?? Infinity) <= base.replyMs.p50 + TARGETS.p50MarginMs });
+    targets.push({ name: `reply p95 at ${checked.calls} calls`, value: checked.replyMs.p95, target: `<= ${base.replyMs.p95 + TARGETS.p95MarginMs} ms (N=1 + ${TARGETS.p95MarginMs})`, pass: (checked.replyMs.p95 ?? Infinity) <= base.replyMs.p95 + TARGETS.p95MarginMs });
+  }
+  process.stdout.write(`largest N whose p95 stays within +${TARGETS.p95MarginMs} ms of N=1 (every utterance answered): ${largestWithin ?? 'none'}\n`);
+  for (const target of targets) process.stdout.write(`  ${target.pass ? 'PASS' : 'FAIL'}  ${target.name}: ${String(target.value)} (target ${target.target})\n`);
+  process.stdout.write(`BENCH_JSON ${JSON.stringify({ bench: 'load', database: options.databaseUrl ? 'postgres' : 'embedded', levels: reports, largestWithinP95Margin: largestWithin, targets })}\n`);
+  return targets.filter((target) => !target.pass).length;
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`bench:load failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exit(1);
+});
