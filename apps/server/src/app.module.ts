@@ -1,4 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
+import { MetricsController } from './metrics/metrics.controller';
+import { MetricsRegistry } from './metrics/metrics.registry';
 import type { DestinationStream } from 'pino';
 import { APP_FILTER } from '@nestjs/core';
 import { ConfigModule, type AppConfig } from '@switchboard/config';
@@ -68,10 +70,11 @@ export class AppModule {
           webhooks: { giveUpAfterMs: config.webhooks.giveUpAfterMs },
         }),
       ],
-      controllers: [WebhookSubscriptionsController, WebhookDeliveriesController, HealthController, CallsController, AgentsController, PhoneNumbersController, ApiKeysController, TwilioWebhooksController,
+      controllers: [WebhookSubscriptionsController, WebhookDeliveriesController, HealthController, MetricsController, CallsController, AgentsController, PhoneNumbersController, ApiKeysController, TwilioWebhooksController,
         OutboundCallsController, OutboundCallWebhooksController, OrganizationController, OrganizationsController, CostsController, SecretsController,
         TwilioAccountController],
       providers: [
+        MetricsRegistry,
         { provide: APP_FILTER, useClass: PersistenceErrorFilter },
         { provide: CONCURRENCY_POLICY, useValue: concurrencyPolicyOf(config) },
         CallAdmissionService,

@@ -40,6 +40,8 @@ interface LevelReport {
   gapMs: number;
   serverCpuCores: number;
   serverRssMb: number;
+  /** The server's event-loop delay p99 over the level (its /metrics, reset at each scrape). */
+  serverEventLoopP99Ms: number | null;
   driverEventLoopP99Ms: number;
   lateTicks: number;
   errors: string[];
@@ -106,6 +108,13 @@ async function api(server: ServerProcess, apiKey: string, path: string, body?: o
   return parsed;
 }
 
+/** The server's event-loop delay p99 since the previous scrape of its /metrics (prom-client resets the histogram). */
+async function serverEventLoopP99Ms(server: ServerProcess, operatorKey: string): Promise<number | null> {
+  const response = await fetch(`${server.baseUrl}/metrics`, { headers: { authorization: `Bearer ${operatorKey}` } });
+  const match = /^nodejs_eventloop_lag_p99_seconds ([\d.e+-]+)$/m.exec(await response.text());
+  return match ? Math.round(Number(match[1]) * 1e4) / 10 : null;
+}
+
 /** Caller frames the server did not count in (its stream_closed event), summed over the level's calls. */
 async function framesLost(server: ServerProcess, apiKey: string, outcome: LevelOutcome): Promise<number> {
   let lost = 0;
@@ -127,7 +136,7 @@ async function framesLost(server: ServerProcess, apiKey: string, outcome: LevelO
   return lost;
 }
 
-function report(outcome: LevelOutcome, lost: number, cpu: { before: ProcessSample; after: ProcessSample; maxRss: number }): LevelReport {
+function report(outcome: LevelOutcome, lost: number, cpu: { before: ProcessSample; after: ProcessSample; maxRss: number }, serverLoopP99Ms: number | null): LevelReport {
   const latencies = distribution(outcome.calls.flatMap((call) => call.replyLatenciesMs));
   const round = (value: number) => (Number.isFinite(value) ? Math.round(value) : null);
   return {
@@ -142,6 +151,7 @@ function report(outcome: LevelOutcome, lost: number, cpu: { before: ProcessSampl
     gapMs: Math.round(outcome.calls.reduce((sum, call) => sum + call.gapMs, 0) * 10) / 10,
     serverCpuCores: Math.round(((cpu.after.cpuSeconds - cpu.before.cpuSeconds) / ((cpu.after.atMs - cpu.before.atMs) / 1000)) * 100) / 100,
     serverRssMb: Math.round(cpu.maxRss / 2 ** 20),
+    serverEventLoopP99Ms: serverLoopP99Ms,
     driverEventLoopP99Ms: Math.round(outcome.driverEventLoopP99Ms * 10) / 10,
     lateTicks: outcome.lateTicks,
     errors: [...new Set(outcome.calls.flatMap((call) => (call.error === undefined ? [] : [call.error])))].slice(0, 5),
@@ -156,6 +166,7 @@ async function main(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'switchboard-load-'));
   const port = await freePort();
   const adminApiKey = randomBytes(24).toString('hex');
+  const operatorKey = randomBytes(24).toString('hex');
   const authToken = randomBytes(16).toString('hex');
   const accountSid = `AC${randomBytes(16).toString('hex')}`;
   const baseUrl = `http://127.0.0.1:${port}`;
@@ -168,6 +179,7 @@ async function main(): Promise<void> {
         TWILIO_ACCOUNT_SID: accountSid,
         TWILIO_AUTH_TOKEN: authToken,
         ADMIN_API_KEY: adminApiKey,
+        OPERATOR_API_KEY: operatorKey,
         DATA_DIR: dataDir,
         ...(database ? { DATABASE_URL: database.url } : {}),
         OUTBOUND_ALLOWED_HOSTS: '127.0.0.1',
@@ -184,13 +196,15 @@ async function main(): Promise<void> {
     await api(server, adminApiKey, '/v1/phone-numbers', { e164: number, agentId: agent['id'] });
     const target = { serverUrl: baseUrl, publicBaseUrl: baseUrl, authToken, accountSid, to: number };
     for (const level of options.levels) {
+      await serverEventLoopP99Ms(server, operatorKey);
       const before = server.sample();
       let maxRss = before.rssBytes;
       const sampler = setInterval(() => (maxRss = Math.max(maxRss, (server as ServerProcess).sample().rssBytes)), 1000);
       const outcome = await runLevel(level, target, utterances);
       clearInterval(sampler);
       const after = server.sample();
-      const levelReport = report(outcome, await framesLost(server, adminApiKey, outcome), { before, after, maxRss: Math.max(maxRss, after.rssBytes) });
+      const loopP99 = await serverEventLoopP99Ms(server, operatorKey);
+      const levelReport = report(outcome, await framesLost(server, adminApiKey, outcome), { before, after, maxRss: Math.max(maxRss, after.rssBytes) }, loopP99);
       reports.push(levelReport);
       process.stdout.write(`level ${level}: reply p50 ${levelReport.replyMs.p50} ms, p95 ${levelReport.replyMs.p95} ms, answered ${levelReport.answered}/${levelReport.utterances}\n`);
     }
@@ -206,9 +220,9 @@ async function main(): Promise<void> {
 
 function printReport(reports: LevelReport[], options: Options): number {
   const rows = reports.map((r) => [
-    r.calls, `${r.answered}/${r.utterances}`, r.replyMs.p50, r.replyMs.p95, r.replyMs.p99, r.replyMs.max, r.framesLost, `${r.gaps} (${r.gapMs} ms)`, r.serverCpuCores, r.serverRssMb, r.driverEventLoopP99Ms, r.failedCalls,
+    r.calls, `${r.answered}/${r.utterances}`, r.replyMs.p50, r.replyMs.p95, r.replyMs.p99, r.replyMs.max, r.framesLost, `${r.gaps} (${r.gapMs} ms)`, r.serverCpuCores, r.serverRssMb, r.serverEventLoopP99Ms ?? 'n/a', r.driverEventLoopP99Ms, r.failedCalls,
   ]);
-  const header = ['calls', 'answered', 'reply p50', 'p95', 'p99', 'max', 'frames lost', 'reply gaps', 'server cores', 'server RSS MB', 'driver loop p99', 'failed calls'];
+  const header = ['calls', 'answered', 'reply p50', 'p95', 'p99', 'max', 'frames lost', 'reply gaps', 'server cores', 'server RSS MB', 'server loop p99', 'driver loop p99', 'failed calls'];
   process.stdout.write(`\nCaller-observed reply latency (end of speech in the caller's audio -> first reply frame received), ms; database: ${options.databaseUrl ? 'Postgres' : 'embedded'}\n`);
   process.stdout.write(`${header.join(' | ')}\n${rows.map((row) => row.join(' | ')).join('\n')}\n`);
   for (const r of reports) if (r.errors.length > 0) process.stdout.write(`errors at ${r.calls} calls: ${r.errors.join('; ')}\n`);
@@ -221,6 +235,7 @@ function printReport(reports: LevelReport[], options: Options): number {
     targets.push({ name: `utterances answered at ${checked.calls} calls`, value: checked.answered, target: `= ${checked.utterances}`, pass: checked.answered === checked.utterances });
     targets.push({ name: `frames lost at ${checked.calls} calls`, value: checked.framesLost, target: '= 0', pass: checked.framesLost === 0 });
     targets.push({ name: `reply p50 at ${checked.calls} calls`, value: checked.replyMs.p50, target: `<= ${base.replyMs.p50 + TARGETS.p50MarginMs} ms (N=1 + ${TARGETS.p50MarginMs})`, pass: (checked.replyMs.p50 ?? Infinity) <= base.replyMs.p50 + TARGETS.p50MarginMs });
+    targets.push({ name: `server event-loop delay p99 at ${checked.calls} calls`, value: checked.serverEventLoopP99Ms, target: `< ${TARGETS.eventLoopP99Ms} ms`, pass: checked.serverEventLoopP99Ms !== null && checked.serverEventLoopP99Ms < TARGETS.eventLoopP99Ms });
     targets.push({ name: `reply p95 at ${checked.calls} calls`, value: checked.replyMs.p95, target: `<= ${base.replyMs.p95 + TARGETS.p95MarginMs} ms (N=1 + ${TARGETS.p95MarginMs})`, pass: (checked.replyMs.p95 ?? Infinity) <= base.replyMs.p95 + TARGETS.p95MarginMs });
   }
   process.stdout.write(`largest N whose p95 stays within +${TARGETS.p95MarginMs} ms of N=1 (every utterance answered): ${largestWithin ?? 'none'}\n`);
