@@ -82,8 +82,7 @@ describeReal('A database that stops answering (e2e, the server in its own proces
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it('declines an inbound call politely (200, TwiML) well inside Twilio\'s 15 s, rather than hanging or answering 500', async () => {
-    proxy.freeze();
+  async function dialWhileFrozen(): Promise<{ status: number; body: string; elapsedMs: number }> {
     const params = {
       AccountSid: `AC${'0'.repeat(32)}`,
       CallSid: newSid('CA'),
@@ -100,10 +99,29 @@ describeReal('A database that stops answering (e2e, the server in its own proces
       headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': computeTwilioSignature(AUTH_TOKEN, url, params) },
       body: new URLSearchParams(params).toString(),
     });
-    const elapsedMs = Date.now() - started;
-    expect(response.status).toBe(200);
-    expect(await response.text()).toMatch(/<Say[^>]*>Sorry, we cannot take your call right now[^<]*<\/Say>\s*<Hangup\/>/);
-    expect(elapsedMs).toBeLessThan(12_000);
+    return { status: response.status, body: await response.text(), elapsedMs: Date.now() - started };
+  }
+
+  const POLITE_REFUSAL = /<Say[^>]*>Sorry, we cannot take your call right now[^<]*<\/Say>\s*<Hangup\/>/;
+
+  it("declines an inbound call politely (200, TwiML) well inside Twilio's 15 s when its queries get no answer", async () => {
+    // An open pooled connection, then nothing comes back on it.
+    expect((await fetch(`${baseUrl}/health/ready`)).status).toBe(200);
+    proxy.freeze();
+    const answer = await dialWhileFrozen();
+    expect(answer).toEqual({ status: 200, body: expect.stringMatching(POLITE_REFUSAL), elapsedMs: expect.any(Number) });
+    expect(answer.elapsedMs).toBeLessThan(12_000);
+  }, 30_000);
+
+  it('declines it the same way when no connection can be opened (the pool times out)', async () => {
+    proxy.thaw();
+    expect((await fetch(`${baseUrl}/health/ready`)).status).toBe(200);
+    // Every open connection is cut, and new ones are never answered.
+    proxy.freeze();
+    proxy.dropConnections();
+    const answer = await dialWhileFrozen();
+    expect(answer).toEqual({ status: 200, body: expect.stringMatching(POLITE_REFUSAL), elapsedMs: expect.any(Number) });
+    expect(answer.elapsedMs).toBeLessThan(12_000);
   }, 30_000);
 
   it('exits within SHUTDOWN_TIMEOUT_MS of SIGTERM when a live call must be ended and the database answers nothing', async () => {

@@ -33,6 +33,11 @@ export class FreezableTcpProxy {
     for (const release of this.held.splice(0)) release();
   }
 
+  /** Cuts every open connection (the pool must open new ones, which a frozen proxy never answers). */
+  dropConnections(): void {
+    for (const socket of this.sockets) socket.destroy();
+  }
+
   async close(): Promise<void> {
     for (const socket of this.sockets) socket.destroy();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));

@@ -1,4 +1,5 @@
 import { ArgumentsHost, Catch, ExceptionFilter } from '@nestjs/common';
+import { isRetryableDatabaseError } from '@switchboard/persistence';
 import { rejectCallTwiml } from '@switchboard/telephony';
 import type { Request, Response } from 'express';
 
@@ -30,9 +31,10 @@ export function voiceDeadlineOf(request: Request): number {
 }
 
 /**
- * `work`'s result, or VoiceAnswerDeadlineExceeded once `deadlineAt` passes. The work goes on (it
- * cannot be cancelled) and whatever it stores later is harmless: an admitted call whose stream never
- * comes is ended by the reconciler and its token expires unused.
+ * `work`'s result, or VoiceAnswerDeadlineExceeded once `deadlineAt` passes or when the work fails for
+ * an outage (no free connection, a dropped one): either way the caller is declined politely. The
+ * work goes on (it cannot be cancelled) and whatever it stores later is harmless: an admitted call
+ * whose stream never comes is ended by the reconciler and its token expires unused.
  */
 export async function withinVoiceDeadline<T>(work: Promise<T>, deadlineAt: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -42,6 +44,9 @@ export async function withinVoiceDeadline<T>(work: Promise<T>, deadlineAt: numbe
   work.catch(() => undefined);
   try {
     return await Promise.race([work, expired]);
+  } catch (error) {
+    if (isRetryableDatabaseError(error)) throw new VoiceAnswerDeadlineExceeded('the database could not answer the voice webhook', { cause: error });
+    throw error;
   } finally {
     clearTimeout(timer);
   }
