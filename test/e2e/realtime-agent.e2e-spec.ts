@@ -1,7 +1,6 @@
 import {
   FakeRealtimeServer,
   FakeTwilioRestServer,
-  recognisableMulawChunks,
   waitForEvent,
   type FakeRealtimeConnection,
   type FakeResponseScript,
@@ -32,28 +31,46 @@ import { eventually, startTestServer, type TestServer } from '../support/test-se
 const TOOL_SECRET_NAME = 'realtime-agent-lookup-signing';
 const API_KEY_SECRET = 'realtime-agent-openai-key';
 const FAKE_API_KEY = 'sk-fake-realtime-e2e';
-/** 100 ms of 8 kHz mu-law: model audio chunks of this size are whole 20 ms frames, so nothing is padded. */
-const CHUNK_BYTES = 800;
+/** The model's audio comes in chunks of awkward sizes, never whole 20 ms frames (160 bytes). */
+const ODD_CHUNK_BYTES = [1, 161, 1234, 4801];
+/** 20 ms of 8 kHz mu-law: Twilio plays whole frames of this size. */
+const FRAME_BYTES = 160;
 
 function concat(chunks: readonly Uint8Array[]): Buffer {
   return Buffer.concat(chunks.map((chunk) => Buffer.from(chunk)));
 }
 
 /**
- * The server hands agent audio to the call edge as PCM and the edge encodes it to mu-law again.
- * Every mu-law code survives that round trip except 0x7F ("negative zero"), which comes back as
- * 0xFF (positive zero): the same silent sample. So this is the byte-exact audio a caller receives.
+ * `tenths` x 100 ms of model audio plus `seed` bytes (so it does not end on a frame boundary), cut
+ * into ODD_CHUNK_BYTES in turn. The bytes are pseudo-random per seed, so any stretch of one script's
+ * audio is found nowhere else, and every mu-law code occurs (0x7F, "negative zero", included).
  */
-function asCallerReceivesIt(mulaw: Buffer): Buffer {
-  return Buffer.from(mulaw.map((byte) => (byte === 0x7f ? 0xff : byte)));
+function modelAudio(tenths: number, seed: number): Uint8Array[] {
+  let state = seed;
+  const bytes = Uint8Array.from({ length: tenths * 800 + seed }, () => {
+    state = (Math.imul(state, 1_664_525) + 1_013_904_223) >>> 0;
+    return state >>> 24;
+  });
+  const chunks: Uint8Array[] = [];
+  for (let offset = 0, i = 0; offset < bytes.length; i += 1) {
+    const size = ODD_CHUNK_BYTES[i % ODD_CHUNK_BYTES.length]!;
+    chunks.push(bytes.subarray(offset, offset + size));
+    offset += size;
+  }
+  return chunks;
 }
 
-/** `count` distinct 100 ms chunks of model audio; seeds keep each script's bytes apart from the others'. */
-function modelAudio(count: number, seed: number): Uint8Array[] {
-  return recognisableMulawChunks(count, CHUNK_BYTES, seed);
+/**
+ * What the caller must receive for one whole utterance: the model's bytes exactly as it sent them,
+ * then silence (0xFF) completing the last 20 ms frame. Nothing inside it: no padding at chunk or
+ * mark boundaries, no decoding and re-encoding.
+ */
+function asOneUtterance(chunks: readonly Uint8Array[]): Buffer {
+  const audio = concat(chunks);
+  return Buffer.concat([audio, Buffer.alloc((FRAME_BYTES - (audio.length % FRAME_BYTES)) % FRAME_BYTES, 0xff)]);
 }
 
-/** Sentences of `words` five-letter words: one word per 100 ms chunk, so heard text tracks heard audio. */
+/** Sentences of `words` five-letter words: one word per 100 ms of audio, so heard text tracks heard audio. */
 function fiveLetterWords(words: number): string {
   const vocabulary = ['hours', 'store', 'opens', 'early', 'every', 'today', 'until', 'seven', 'after', 'lunch'];
   return Array.from({ length: words }, (_, i) => vocabulary[i % vocabulary.length]).join(' ');
@@ -166,8 +183,9 @@ describe('realtime agent over a simulated Twilio call (e2e)', () => {
       },
     });
     expect(model.upgrades.at(-1)).toMatchObject({ model: 'gpt-realtime-e2e', authorized: true });
-    // Every byte the model spoke, in order, and nothing else.
-    expect(Buffer.from(call.result().receivedMulaw).equals(asCallerReceivesIt(concat(greetingAudio)))).toBe(true);
+    // Every byte the model spoke, in order, 0x7F included, and nothing else but the last frame's padding.
+    expect(concat(greetingAudio).includes(0x7f)).toBe(true);
+    expect(Buffer.from(call.result().receivedMulaw).equals(asOneUtterance(greetingAudio))).toBe(true);
     expect(detail.transcript).toEqual([expect.objectContaining({ index: 0, role: 'assistant', source: 'first_message', text: greetingText, interrupted: false, heardText: null })]);
   }, 30_000);
 
@@ -175,7 +193,8 @@ describe('realtime agent over a simulated Twilio call (e2e)', () => {
     const answerAudio = modelAudio(6, 2);
     const { number } = await bindAgent(server, { engine: 'realtime', config: { realtime: realtime() } });
     const { call, callId, connection } = await dialRealtime(number);
-    const spoken = speechFixture('hours');
+    // The caller's bytes reach the model as they are: every mu-law code, 0x7F included, after the question.
+    const spoken = new Uint8Array(Buffer.concat([speechFixture('hours'), Buffer.from(Array.from({ length: 256 }, (_, code) => code))]));
     await call.streamAudio(spoken, { trailingSilenceMs: 0 });
     await connection.waitForEvent('input_audio_buffer.append', () => connection.appendedAudio.includes(Buffer.from(spoken)), 10_000);
 
@@ -218,7 +237,7 @@ describe('realtime agent over a simulated Twilio call (e2e)', () => {
       ['user', 'speech', 'What time do you open tomorrow morning?'],
       ['assistant', 'speech', 'We open at nine.'],
     ]);
-    expect(Buffer.from(call.result().receivedMulaw).equals(asCallerReceivesIt(concat(answerAudio)))).toBe(true);
+    expect(Buffer.from(call.result().receivedMulaw).equals(asOneUtterance(answerAudio))).toBe(true);
     const waterfall = detail.latency.find((row: { turnIndex: number }) => row.turnIndex === 1);
     for (const step of ['endOfSpeechMs', 'endOfTurnMs', 'llmFirstTokenMs', 'ttsFirstByteMs', 'firstFrameSentMs', 'firstMarkEchoedMs']) {
       expect(waterfall[step]).toEqual(expect.any(Number));
@@ -239,15 +258,15 @@ describe('realtime agent over a simulated Twilio call (e2e)', () => {
     const long: FakeResponseScript = {
       audioChunks: modelAudio(words, 3),
       transcript: longText,
-      // Real time: the response is still being generated when the caller talks over it.
-      chunkIntervalMs: 100,
+      // About real time (775 ms of audio every 600 ms): still being generated when the caller talks over it.
+      chunkIntervalMs: 150,
       // Audio the server had in flight when the cancel arrived: it must never reach the caller.
       lateChunksAfterCancel: modelAudio(3, 4),
     };
     const { number } = await bindAgent(server, { engine: 'realtime', config: { realtime: realtime(), interruptions: { enabled: true, minSpeechMs: 300 } } });
     const { call, callId, connection } = await dialRealtime(number);
     const answered = connection.playTurn(long, 'What are your opening hours?');
-    // About a second of the answer has played at the caller (marks go out every 300 ms here).
+    // About a second of the answer has played at the caller (marks go out every 250 ms of audio).
     await marksPlayed(call, 3);
 
     const cleared = call.waitForMessage((message) => message.event === 'clear', 10_000);
@@ -272,17 +291,18 @@ describe('realtime agent over a simulated Twilio call (e2e)', () => {
     await call.hangup();
 
     expect(outcome.status).toBe('cancelled');
-    expect(outcome.lateChunksSent).toBe(3);
+    expect(outcome.lateChunksSent).toBe(long.lateChunksAfterCancel!.length);
     expect(cancel.response_id).toBe(outcome.responseId);
     // What the caller had played of the answer when the clear arrived (sent minus discarded).
     const playedMs = (atClear.receivedMulaw.length - atClear.latency.bytesCleared) / 8;
     expect(truncate).toMatchObject({ item_id: outcome.itemId, content_index: 0 });
     expect(truncate.audio_end_ms).toBeGreaterThan(0);
     expect(truncate.audio_end_ms).toBeLessThanOrEqual(playedMs);
-    // Heard is known from mark echoes, one every 300 ms of audio here.
+    // Heard is known from mark echoes, one every 250 ms of audio.
     expect(truncate.audio_end_ms).toBeGreaterThanOrEqual(playedMs - 450);
-    // The cancelled response's late audio was dropped before it reached the phone.
-    expect(Buffer.from(call.result().receivedMulaw).includes(asCallerReceivesIt(concat(long.lateChunksAfterCancel!)))).toBe(false);
+    // The cancelled response's late audio was dropped before it reached the phone (every chunk long enough to tell).
+    const received = Buffer.from(call.result().receivedMulaw);
+    expect(long.lateChunksAfterCancel!.filter((chunk) => chunk.length >= FRAME_BYTES).some((chunk) => received.includes(Buffer.from(chunk)))).toBe(false);
     expect(atClear.latency.clears).toBe(1);
 
     const cut = detail.transcript.find((turn: Transcript) => turn.interrupted);
@@ -331,7 +351,7 @@ describe('realtime agent over a simulated Twilio call (e2e)', () => {
     const result = call.result();
     expect(result.latency.clears).toBe(0);
     expect(result.latency.bytesCleared).toBe(0);
-    expect(Buffer.from(result.receivedMulaw).equals(asCallerReceivesIt(concat(audio)))).toBe(true);
+    expect(Buffer.from(result.receivedMulaw).equals(asOneUtterance(audio))).toBe(true);
     expect(connection.receivedOfType('response.cancel')).toHaveLength(0);
     expect(connection.truncations).toHaveLength(0);
     const backchannel = detail.events.find((event: { type: string }) => event.type === 'backchannel_ignored');
@@ -407,7 +427,7 @@ describe('realtime agent over a simulated Twilio call (e2e)', () => {
 
     expect(closed.closedBy).toBe('server');
     // The caller heard every byte of the goodbye before the line went dead.
-    expect(Buffer.from(call.result().playedMulaw).includes(asCallerReceivesIt(concat(goodbye.audioChunks)))).toBe(true);
+    expect(Buffer.from(call.result().playedMulaw).includes(concat(goodbye.audioChunks))).toBe(true);
     expect(hangup?.form['Status']).toBe('completed');
     expect(detail.toolInvocations).toEqual([expect.objectContaining({ toolCallId: 'call_end_1', name: 'end_call', arguments: { reason: 'caller is done' }, result: { ending: true, reason: 'caller is done' } })]);
     expect(detail.transcript.at(-1)).toMatchObject({ role: 'assistant', source: 'speech', text: goodbye.transcript, interrupted: false });
@@ -422,7 +442,7 @@ describe('realtime agent over a simulated Twilio call (e2e)', () => {
     const { call, closed, detail, hangup } = await endCallScenario({ ...goodbye, functionCall: endCall() }, [{}]);
 
     expect(closed.closedBy).toBe('server');
-    expect(Buffer.from(call.result().playedMulaw).includes(asCallerReceivesIt(concat(goodbye.audioChunks)))).toBe(true);
+    expect(Buffer.from(call.result().playedMulaw).includes(concat(goodbye.audioChunks))).toBe(true);
     expect(hangup?.form['Status']).toBe('completed');
     expect(detail.transcript.at(-1)).toMatchObject({ role: 'assistant', text: goodbye.transcript, interrupted: false });
     expect(detail.events.some((event: { type: string }) => event.type === 'closing_words_timeout')).toBe(false);
@@ -435,7 +455,7 @@ describe('realtime agent over a simulated Twilio call (e2e)', () => {
 
     const asked = connection.receivedOfType('response.create').map((event) => event.response?.instructions);
     expect(asked.at(-1)).toContain('"Thank you for calling. Goodbye."');
-    expect(Buffer.from(call.result().playedMulaw).includes(asCallerReceivesIt(concat(goodbye.audioChunks)))).toBe(true);
+    expect(Buffer.from(call.result().playedMulaw).includes(concat(goodbye.audioChunks))).toBe(true);
     expect(hangup?.form['Status']).toBe('completed');
     expect(detail.transcript.at(-1)).toMatchObject({ role: 'assistant', source: 'closing', text: goodbye.transcript });
   }, 30_000);
@@ -475,15 +495,16 @@ describe('realtime agent over a simulated Twilio call (e2e)', () => {
       ['idle_prompt', 'Are you still there?'],
       ['closing', 'Goodbye for now.'],
     ]);
-    expect(Buffer.from(call.result().playedMulaw).includes(asCallerReceivesIt(concat(goodbye.audioChunks)))).toBe(true);
+    expect(Buffer.from(call.result().playedMulaw).includes(concat(goodbye.audioChunks))).toBe(true);
     expect(twilioRest.requestsFor('update_call').find((request) => request.path.includes(call.parties.callSid))?.form['Status']).toBe('completed');
   }, 30_000);
 
   it('max duration: cuts the answer in progress, says the closing line in full, then hangs up', async () => {
     // A long answer still being generated when the limit strikes: its cancelled response ends
     // (response.done) before the closing line's does, and must not be taken for it.
-    const long = { audioChunks: modelAudio(150, 17), transcript: fiveLetterWords(150), chunkIntervalMs: 20 };
-    const closing = { audioChunks: modelAudio(5, 18), transcript: 'Time is up, goodbye.', chunkIntervalMs: 50 };
+    const long = { audioChunks: modelAudio(150, 17), transcript: fiveLetterWords(150), chunkIntervalMs: 40 };
+    // Delivered faster than it plays (as a real model does), or the caller's playback would run dry between chunks.
+    const closing = { audioChunks: modelAudio(5, 18), transcript: 'Time is up, goodbye.', chunkIntervalMs: 10 };
     const { number } = await bindAgent(server, { engine: 'realtime', config: { realtime: realtime(), maxDurationS: 3, maxDurationMessage: 'Time is up, goodbye.' } });
     const { call, callId, connection } = await dialRealtime(number);
     connection.responseQueue.push(closing);
@@ -493,7 +514,7 @@ describe('realtime agent over a simulated Twilio call (e2e)', () => {
 
     expect(detail.events.some((event: { type: string }) => event.type === 'max_duration_reached')).toBe(true);
     expect(detail.transcript.at(-1)).toMatchObject({ role: 'assistant', source: 'closing', text: 'Time is up, goodbye.', interrupted: false });
-    expect(Buffer.from(call.result().playedMulaw).includes(asCallerReceivesIt(concat(closing.audioChunks)))).toBe(true);
+    expect(Buffer.from(call.result().playedMulaw).includes(concat(closing.audioChunks))).toBe(true);
     // 15 s of answer had been sent: it was playing when the limit struck, and was cut.
     expect(detail.transcript.find((turn: Transcript) => turn.interrupted)).toMatchObject({ role: 'assistant', source: 'speech' });
     expect(detail.events.find((event: { type: string }) => event.type === 'barge_in')?.payload).toMatchObject({ cause: 'max_duration' });

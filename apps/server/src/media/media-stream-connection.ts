@@ -18,14 +18,19 @@ import {
 } from '@switchboard/telephony';
 import type { PinoLogger } from 'nestjs-pino';
 import type { CallEventBuffer } from './call-event-buffer';
+import { HeldCallerInput } from './held-caller-input';
 
 /** Close codes: 1000 normal end, 1008 policy violation (bad token), 1011 server-side failure. */
 const CLOSE_NORMAL = 1000;
 const CLOSE_POLICY = 1008;
 const CLOSE_SERVER_ERROR = 1011;
 
-/** Audio that arrives while the token is being checked is held, not dropped: up to 10 s of frames. */
-const MAX_FRAMES_HELD_BEFORE_AUTH = 500;
+/**
+ * Audio and key presses that arrive while the token is being checked are held, not dropped: up to
+ * 10 s of 20 ms frames. A claim slower than that ends the call with `protocol_error` (and an event
+ * saying why) rather than let the agent start without what the caller said.
+ */
+const MAX_INPUT_HELD_BEFORE_AUTH = 500;
 /** Call events (dtmf, marks, protocol errors) seen before the token check finishes are held up to this count. */
 const MAX_EVENTS_HELD_BEFORE_AUTH = 500;
 /** Protocol errors are recorded on the call up to this count, then only counted (a hostile peer can't flood the log table). */
@@ -77,6 +82,8 @@ export interface MediaStreamDependencies {
   usage: { open(callId: string): unknown; close(callId: string): MeasuredAiUsage };
   logger: PinoLogger;
   onClosed(connection: MediaStreamConnection): void;
+  /** Frames and key presses held while the token is checked (default MAX_INPUT_HELD_BEFORE_AUTH); tests lower it. */
+  maxInputHeldBeforeAuth?: number;
 }
 
 type ConnectionState = 'awaiting_start' | 'authorising' | 'active' | 'ended';
@@ -94,9 +101,8 @@ export class MediaStreamConnection implements MediaStreamHandler {
   private agent: AgentSession | undefined;
   private agentContext: AgentCallContext | undefined;
   private input: TelephonyAudioInput | undefined;
-  private heldFrames: Uint8Array[] = [];
-  private heldFramesDropped = 0;
-  private heldDigits: string[] = [];
+  /** What the caller sends while the token is checked, in order, for the agent once it exists. */
+  private readonly held: HeldCallerInput;
   private recordedProtocolErrors = 0;
   /** Events that happen before the token check finishes; recorded once the call is known. */
   private eventsBeforeAuth: { type: string; payload: Record<string, unknown>; at: Date }[] = [];
@@ -112,6 +118,7 @@ export class MediaStreamConnection implements MediaStreamHandler {
     /** The Twilio account whose signature opened this socket: only that account's calls may stream on it. */
     private readonly account: StreamAccount = { kind: 'operator' },
   ) {
+    this.held = new HeldCallerInput(deps.maxInputHeldBeforeAuth ?? MAX_INPUT_HELD_BEFORE_AUTH);
     this.session = new MediaStreamSession(this, { send: (text) => this.send(text) });
     socket.on('message', (data, isBinary) => this.onSocketMessage(data, isBinary));
     socket.on('close', () => void this.end('connection_lost'));
@@ -144,19 +151,17 @@ export class MediaStreamConnection implements MediaStreamHandler {
   onMedia(event: MediaFrameEvent): void {
     this.firstMediaInAtMs ??= performance.now();
     if (this.state === 'active' && this.agent && this.input) {
-      this.agent.pushAudio(this.input.process(event.payload));
-    } else if (this.state === 'authorising') {
-      // The session reuses the payload buffer, so held frames are copies.
-      if (this.heldFrames.length < MAX_FRAMES_HELD_BEFORE_AUTH) this.heldFrames.push(event.payload.slice());
-      else this.heldFramesDropped += 1;
+      this.input.deliver(event.payload, this.agent);
+    } else if (this.state === 'authorising' && !this.held.holdFrame(event.payload)) {
+      this.endForHeldInputLimit();
     }
   }
 
   onDtmf(event: DtmfEvent): void {
     this.record('dtmf', { digit: event.digit });
     if (this.agent) this.agent.onDtmf(event.digit);
-    // Keys pressed while the token is checked reach the agent once it exists, like held audio.
-    else if (this.state === 'authorising' && this.heldDigits.length < MAX_EVENTS_HELD_BEFORE_AUTH) this.heldDigits.push(event.digit);
+    // Keys pressed while the token is checked reach the agent once it exists, in order with the held audio.
+    else if (this.state === 'authorising' && !this.held.holdDigit(event.digit)) this.endForHeldInputLimit();
   }
 
   onMark(event: MarkEchoEvent): void {
@@ -202,8 +207,12 @@ export class MediaStreamConnection implements MediaStreamHandler {
     const call = claim.context;
     if (this.state !== 'authorising') {
       // The stream ended while the token was checked. The call is ours now, so it is finalised
-      // here: end() could not, as it did not know the call yet.
+      // here (end() could not, as it did not know the call yet), with what happened before the end.
       if (this.endedWhileAuthorising) {
+        const events = this.deps.createEventBuffer(callId);
+        for (const early of this.eventsBeforeAuth) events.add(early.type, early.payload, early.at);
+        this.eventsBeforeAuth = [];
+        await events.close();
         await this.deps.finaliseCall(callId, { endReason: this.endedWhileAuthorising, endedAt: new Date() });
       }
       return;
@@ -248,9 +257,11 @@ export class MediaStreamConnection implements MediaStreamHandler {
     this.agentContext = context;
     try {
       const audio = engine.describeAudio?.(context) ?? engine.audio;
-      this.input = new TelephonyAudioInput(audio.inputSampleRate);
-      const output = new TelephonyAudioOutput(audio.outputSampleRate, this.session);
+      // An agent that declares mu-law gets (and gives) Twilio's bytes untouched in that direction.
+      const output = new TelephonyAudioOutput(audio.outputSampleRate, this.session, audio.outputEncoding);
       this.agent = engine.createSession(context, output);
+      this.input = new TelephonyAudioInput(audio.inputSampleRate, audio.inputEncoding);
+      this.input.checkAgent(this.agent);
     } catch (error) {
       // A stored config the runtime refuses (written before a rule existed, or straight into the
       // database): the call record says why, in the tenant's terms, and the call ends at once.
@@ -260,13 +271,23 @@ export class MediaStreamConnection implements MediaStreamHandler {
     }
     this.state = 'active';
     this.deps.logger.info({ callId, streamSid: start.streamSid, engine: engine.name }, 'media stream started');
-    for (const frame of this.heldFrames) this.agent.pushAudio(this.input.process(frame));
-    this.heldFrames = [];
-    for (const digit of this.heldDigits) this.agent.onDtmf(digit);
-    this.heldDigits = [];
-    if (this.heldFramesDropped > 0) {
-      this.events.add('error', { code: 'audio_dropped_before_start', frames: this.heldFramesDropped });
-    }
+    const { agent, input } = this;
+    this.held.replay({ frame: (mulaw) => input.deliver(mulaw, agent), digit: (digit) => agent.onDtmf(digit) });
+  }
+
+  /**
+   * The token check has taken longer than the caller's held audio may grow: rather than drop what
+   * the caller says (the agent would answer half a sentence), the call ends with a protocol error
+   * that says so. Recorded on the call once the claim settles (see authorise).
+   */
+  private endForHeldInputLimit(): void {
+    const message =
+      `the stream token was still being checked after ${this.held.frames} frames (${this.held.size} frames and key presses held); ` +
+      'the call was ended rather than drop caller audio';
+    this.deps.logger.warn({ callSid: this.session.callSid, held: this.held.size }, `media stream ended: ${message}`);
+    this.record('protocol_error', { code: 'held_input_limit', message, fatal: true });
+    this.held.discard();
+    void this.end('protocol_error', CLOSE_SERVER_ERROR);
   }
 
   /** Records a call event; before the call is authorised it is held (bounded) rather than lost. */

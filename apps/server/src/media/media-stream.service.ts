@@ -48,7 +48,7 @@ export class MediaStreamService implements OnModuleInit, OnApplicationBootstrap,
    */
   onModuleInit(): void {
     const started = performance.now();
-    const noSink = { sendAudio: () => undefined, sendMark: () => undefined, clear: () => undefined };
+    const noSink = { sendAudio: () => undefined, sendMark: () => undefined, endOfUtterance: () => undefined, clear: () => undefined };
     const inputRates = new Set(this.agents.all().map((engine) => engine.audio.inputSampleRate));
     // Agent voices come at these rates (Flite 16 kHz, Piper 22.05 kHz, OpenAI/Kokoro 24 kHz).
     const outputRates = new Set([...this.agents.all().map((engine) => engine.audio.outputSampleRate), 16_000, 22_050, 24_000]);

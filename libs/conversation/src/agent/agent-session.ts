@@ -3,11 +3,22 @@ import type { ConversationRecorder } from '../records/conversation-records';
 
 /**
  * The contract between the call edge and an agent. It knows nothing of Twilio: audio is PCM16 mono
- * at the agent's own sample rates, and the edge does the codec, resampling and framing both ways.
+ * at the agent's own sample rates, and the edge does the codec, resampling and framing both ways;
+ * or, for an agent that declares it (AgentDescriptor encodings), G.711 mu-law at 8 kHz, passed
+ * through untouched in that direction.
  */
 export interface AgentSession {
-  /** Caller audio at `AgentDescriptor.inputSampleRate`, in arrival order, continuous (silence included). */
-  pushAudio(pcm: Int16Array): void;
+  /**
+   * Caller audio as PCM16 at `AgentDescriptor.inputSampleRate`, in arrival order, continuous
+   * (silence included). Required unless the agent takes mu-law. The array is reused by the edge for
+   * the next frame: copy what you keep.
+   */
+  pushAudio?(pcm: Int16Array): void;
+  /**
+   * Caller audio as the mu-law bytes the caller sent (8 kHz), for agents whose `inputEncoding` is
+   * 'mulaw'. A view into a buffer the edge reuses for the next frame: copy what you keep.
+   */
+  pushMulaw?(mulaw: Uint8Array): void;
   /** A key the caller pressed: 0-9, *, #, A-D. */
   onDtmf(digit: string): void;
   /**
@@ -19,19 +30,45 @@ export interface AgentSession {
   close(reason: string): void;
 }
 
-/** How the agent speaks. The edge turns this into frames on the wire. */
+/**
+ * How the agent speaks. The edge turns this into whole 20 ms frames on the wire: audio that does not
+ * fill a frame waits for the next chunk, so chunks of any size play back to back with nothing
+ * inserted between them. Marks never cause padding; endOfUtterance() does.
+ */
 export interface AgentAudioOutput {
-  /** Queue agent audio at `AgentDescriptor.outputSampleRate` for playback, after what is queued. */
+  /** Queue agent audio (PCM16 at `AgentDescriptor.outputSampleRate`) for playback, after what is queued. Copied before it returns. */
   play(pcm: Int16Array): void;
-  /** Ask to be told (onMarkEchoed) when everything queued so far has been played. */
+  /** Queue agent audio as mu-law 8 kHz bytes, untouched; only for agents whose `outputEncoding` is 'mulaw'. Copied before it returns. */
+  playMulaw(mulaw: Uint8Array): void;
+  /**
+   * Ask to be told (onMarkEchoed) when everything queued so far has been played. Exact to the byte:
+   * the edge sends it on the next frame boundary but counts it at this position.
+   */
   mark(name: string): void;
-  /** Throw away everything queued but not yet played (barge-in). */
+  /**
+   * The agent is done speaking for now (the end of a reply, a line, a response): what is left goes
+   * out, its last frame padded with silence, and marks waiting for that frame with it. Call it
+   * wherever speech really ends, or the last few milliseconds and the marks placed in them wait for
+   * the next utterance. Nothing to do when nothing is pending.
+   */
+  endOfUtterance(): void;
+  /**
+   * Throw away everything queued but not yet played (barge-in). Every mark not yet echoed comes
+   * back as cleared, also those the edge had not sent yet, in the order they were placed.
+   */
   clear(): void;
 }
+
+/** PCM16 (the default): the edge decodes, resamples and encodes. 'mulaw': Twilio's own bytes pass through untouched (8 kHz only). */
+export type AgentAudioEncoding = 'pcm16' | 'mulaw';
 
 export interface AgentDescriptor {
   inputSampleRate: number;
   outputSampleRate: number;
+  /** How caller audio reaches the agent: pushAudio (PCM16, default) or pushMulaw ('mulaw', inputSampleRate 8000). */
+  inputEncoding?: AgentAudioEncoding;
+  /** How the agent speaks: play (PCM16, default) or playMulaw ('mulaw', outputSampleRate 8000). */
+  outputEncoding?: AgentAudioEncoding;
 }
 
 /** Which call an agent session serves, and the agent configuration version it started with. */

@@ -3,7 +3,10 @@ import type { AgentAudioOutput, AgentCallContext, AgentEngine, AgentSession } fr
 /** The echo agent works at 16 kHz so caller audio crosses the same 8k->16k->8k chains as a real agent's. */
 export const ECHO_SAMPLE_RATE = 16_000;
 
-/** One mark per second of echoed audio: enough to prove playback progress, cheap to record. */
+/**
+ * One mark per second of echoed audio: enough to prove playback progress, cheap to record. The edge
+ * sends it on the next frame boundary, so it adds nothing to the echo.
+ */
 const MARK_EVERY_SAMPLES = ECHO_SAMPLE_RATE;
 
 /**
@@ -46,6 +49,11 @@ class EchoAgentSession implements AgentSession {
   }
 
   close(): void {
+    if (this.closed) return;
     this.closed = true;
+    // The echo is one utterance as long as the call. When the call ends from this side (shutdown)
+    // and the stream still takes audio, the last partial frame goes out; after the caller's stop
+    // the edge refuses it, as Twilio would.
+    this.output.endOfUtterance();
   }
 }

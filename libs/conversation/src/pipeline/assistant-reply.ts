@@ -211,6 +211,8 @@ export class AssistantReply {
     for (const chunk of chunker.flush()) this.speech.say(chunk);
     this.roundText = this.roundText.trim();
     if (calls.length === 0) return { kind: 'completed', action: { type: 'none' } };
+    // The words before the tool calls end here: their last frame goes out while the tools run.
+    this.speech.pause();
     return { kind: 'tools', action: await this.runTools(calls) };
   }
 
@@ -255,6 +257,7 @@ export class AssistantReply {
   private sayFiller(text: string): void {
     if (this.cancelled) return;
     this.speech.say(text, { aside: true });
+    this.speech.pause();
     this.deps.onAside?.(text);
   }
 }

@@ -662,6 +662,64 @@ describe('PipelineAgentSession', () => {
     });
   });
 
+  describe('end of utterance (the edge pads only there, and sends the marks that waited for it)', () => {
+    /** The output's log from the first audio on, with consecutive plays folded into one. */
+    const shape = (c: CallUnderTest) => c.output.sequence.filter((entry, index, all) => entry !== 'play' || all[index - 1] !== 'play');
+
+    it('ends a reply once, after its last chunk and final mark, not between its chunks', async () => {
+      const c = await startCall();
+      c.llm.willAnswer(['We open at nine. ', 'We close at five.']);
+      await c.callerSays('When are you open?');
+      expect(shape(c)).toEqual(['play', 'mark:r1:1', 'play', 'mark:r1:2', 'end']);
+    });
+
+    it('ends a scripted line (the first message) after its final mark', async () => {
+      const c = await startCall({ config: { firstMessage: 'Hello, thanks for calling Acme.' } });
+      expect(shape(c)).toEqual(['play', 'mark:r1:1', 'end']);
+    });
+
+    it('ends the words before a tool call while the tool runs, and the filler line, before the answer', async () => {
+      const done = gate();
+      const tools = new FakeToolRunner({ lookup_order: succeeded({ status: 'shipped' }) });
+      tools.fillerFor = () => 'One moment.';
+      tools.slowUntil = done.opened;
+      const c = await startCall({ tools });
+      c.llm.willAnswer(['Let me check. ', { type: 'tool_call', id: 'call_1', name: 'lookup_order', arguments: '{}' }], ['It has shipped.']);
+      await c.callerSays('Where is my order?');
+      expect(shape(c)).toEqual(['play', 'mark:r1:1', 'end']);
+      await c.wait(1000);
+      expect(shape(c)).toEqual(['play', 'mark:r1:1', 'end', 'play', 'mark:r1:2', 'end']);
+      done.open();
+      await settle();
+      expect(shape(c)).toEqual(['play', 'mark:r1:1', 'end', 'play', 'mark:r1:2', 'end', 'play', 'mark:r1:3', 'end']);
+    });
+
+    it('ends what was already sent when the model fails mid-answer, so its marks come back before the apology', async () => {
+      const c = await startCall();
+      const spoken = gate();
+      c.llm.willAnswer(['We open at nine. ', 'And', spoken.opened, new Error('connection reset')]);
+      await c.callerSays('When are you open?');
+      expect(shape(c)).toEqual(['play', 'mark:r1:1']);
+      spoken.open();
+      await settle();
+      expect(shape(c)).toEqual(['play', 'mark:r1:1', 'end']);
+      await c.echoAll();
+      expect(shape(c)).toEqual(['play', 'mark:r1:1', 'end', 'play', 'mark:r2:1', 'end']);
+    });
+
+    it('sends nothing more after a barge-in clear: the cut reply has nothing left to end', async () => {
+      const c = await startCall();
+      const neverOpened = gate();
+      c.llm.willAnswer(['Our store opens at nine. ', 'Is there', neverOpened.opened, ' anything else?'], ['Sure.']);
+      await c.callerSays('When are you open?');
+      c.asr.willHear('Stop.');
+      await c.talk(600);
+      expect(c.output.clears).toBe(1);
+      const afterClear = c.output.sequence.slice(c.output.sequence.indexOf('clear') + 1);
+      expect(afterClear.every((entry) => entry === 'end')).toBe(true);
+    });
+  });
+
   describe('closing', () => {
     it('records a reply cut by the end of the call and releases the engines', async () => {
       const c = await startCall();

@@ -224,7 +224,7 @@ export class FakeTts implements TtsEngine {
 
 // ---- call edge -----------------------------------------------------------------------------------
 
-export type OutputEntry = { type: 'play'; samples: number } | { type: 'mark'; name: string } | { type: 'clear' };
+export type OutputEntry = { type: 'play'; samples: number } | { type: 'mark'; name: string } | { type: 'end' } | { type: 'clear' };
 
 /**
  * Stands in for Twilio's playback buffer: records play/mark/clear, and the test echoes the pending
@@ -243,6 +243,15 @@ export class FakeAudioOutput implements AgentAudioOutput {
 
   play(pcm: Int16Array): void {
     this.log.push({ type: 'play', samples: pcm.length });
+  }
+
+  /** mu-law at 8 kHz: one byte per sample. */
+  playMulaw(mulaw: Uint8Array): void {
+    this.log.push({ type: 'play', samples: mulaw.length });
+  }
+
+  endOfUtterance(): void {
+    this.log.push({ type: 'end' });
   }
 
   mark(name: string): void {
@@ -273,6 +282,11 @@ export class FakeAudioOutput implements AgentAudioOutput {
 
   get clears(): number {
     return this.log.filter((entry) => entry.type === 'clear').length;
+  }
+
+  /** The log as event names: `play`, `mark:<name>`, `end`, `clear`. */
+  get sequence(): string[] {
+    return this.log.map((entry) => (entry.type === 'mark' ? `mark:${entry.name}` : entry.type));
   }
 
   /** The caller heard the audio up to the `count` oldest pending marks (all of them by default). */

@@ -25,6 +25,10 @@ export interface SpeechQueueEvents {
  * it is queued (up to SYNTHESIS_LOOKAHEAD ahead of playback) and its audio goes to the call as it
  * comes. While `held`, audio is synthesised but not played (speculative replies); `cancel()` stops
  * everything and nothing more is played.
+ *
+ * Chunks play back to back as one utterance; it ends (output.endOfUtterance: the last partial
+ * frame is padded and the marks waiting for it go out) when the queue is finished, cancelled, or
+ * has played everything before a pause (a tool round).
  */
 export class SpeechQueue {
   private readonly jobs: SpeechJob[] = [];
@@ -39,6 +43,10 @@ export class SpeechQueue {
   private readonly controller = new AbortController();
   /** Wakes the playback loop when it is waiting for the next chunk. */
   private wakePlayer: (() => void) | undefined;
+  /** Audio went to the call since the last end of utterance. */
+  private utteranceOpen = false;
+  /** pause() was asked: end the utterance once what is queued has been played. */
+  private pauseRequested = false;
 
   constructor(
     private readonly tts: TtsEngine,
@@ -72,8 +80,21 @@ export class SpeechQueue {
     this.ended = true;
     this.playing ??= this.playAll();
     this.wake();
-    await this.playing;
+    try {
+      await this.playing;
+    } finally {
+      // Also after a TTS failure: what was sent plays out, and its marks must come back.
+      if (!this.cancelled) this.endUtterance();
+    }
     if (this.failure) throw this.failure;
+  }
+
+  /** No more text for a while (a tool is running): the utterance ends once what is queued has played. */
+  pause(): void {
+    if (this.ended || this.cancelled) return;
+    this.pauseRequested = true;
+    this.playing ??= this.playAll();
+    this.wake();
   }
 
   cancel(): void {
@@ -84,6 +105,15 @@ export class SpeechQueue {
     this.jobs.length = 0;
     this.release();
     this.wake();
+    // Audio already handed over still plays (after a barge-in's clear there is none): finish it
+    // now, before another reply's audio can follow it.
+    this.endUtterance();
+  }
+
+  private endUtterance(): void {
+    if (!this.utteranceOpen) return;
+    this.utteranceOpen = false;
+    this.output.endOfUtterance();
   }
 
   private wake(): void {
@@ -106,6 +136,10 @@ export class SpeechQueue {
       const job = this.jobs[0];
       if (!job) {
         if (this.ended || this.cancelled) return;
+        if (this.pauseRequested) {
+          this.pauseRequested = false;
+          this.endUtterance();
+        }
         // Wait for the next say(), finish() or cancel().
         await new Promise<void>((resolve) => (this.wakePlayer = resolve));
         continue;
@@ -133,8 +167,8 @@ export class SpeechQueue {
           begun = true;
           this.tracker.beginSegment(job.text, { aside: job.aside });
         }
-        this.output.play(pcm);
-        this.tracker.audioSent(pcm.length);
+        this.tracker.sendAudio(pcm, (piece) => this.output.play(piece));
+        this.utteranceOpen = true;
         if (!this.playedFirst) {
           this.playedFirst = true;
           this.options.events?.onFirstPlayed?.();

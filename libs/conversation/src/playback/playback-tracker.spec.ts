@@ -26,6 +26,19 @@ describe('PlaybackTracker', () => {
     expect(playback.playing).toBe(true);
   });
 
+  it('sendAudio cuts large chunks where progress marks fall, so marks come every interval however the audio is chunked', () => {
+    const sink: string[] = [];
+    const playback = new PlaybackTracker({ mark: (name) => sink.push(`mark:${name}`) }, 1000, 'r1');
+    playback.beginSegment('a long answer');
+    for (const size of [1, 161, 1234, 4801]) playback.sendAudio(new Uint8Array(size), (piece) => sink.push(`play:${piece.length}`));
+    playback.endSegment();
+    // 6197 samples: marks at 250, 500, ... 6000, then the final one; not one mark per chunk.
+    expect(sink.slice(0, 6)).toEqual(['play:1', 'play:161', 'play:88', 'mark:r1:1', 'play:250', 'mark:r1:2']);
+    expect(sink.filter((entry) => entry.startsWith('mark:'))).toHaveLength(25);
+    expect(sink.filter((entry) => entry.startsWith('play:')).reduce((sum, entry) => sum + Number(entry.slice(5)), 0)).toBe(6197);
+    expect(playback.sentSeconds).toBeCloseTo(6.197);
+  });
+
   it('counts a segment as heard once its final mark is echoed as played', () => {
     const { tracker: playback, marks } = tracker();
     speak(playback, 'Our store opens at nine.', 100);

@@ -67,6 +67,21 @@ export class PlaybackTracker {
     }
   }
 
+  /**
+   * Hands `audio` of the current segment to `send` in pieces cut where progress marks fall, placing
+   * each mark between its pieces: a mark every markIntervalMs of audio however the engine chunks it
+   * (a 600 ms chunk gets marks inside it, not only after it). The edge sends marks on frame
+   * boundaries without padding, so cutting a chunk adds nothing to what the caller hears.
+   */
+  sendAudio<T extends Int16Array | Uint8Array>(audio: T, send: (piece: T) => void): void {
+    for (let offset = 0; offset < audio.length; ) {
+      const take = Math.min(audio.length - offset, this.markEverySamples - this.samplesSinceMark);
+      send((offset === 0 && take === audio.length ? audio : audio.subarray(offset, offset + take)) as T);
+      this.audioSent(take);
+      offset += take;
+    }
+  }
+
   /** The current segment's audio is all sent; the final mark says when it has all been played. */
   endSegment(): void {
     const segment = this.current();

@@ -1,4 +1,3 @@
-import { decodeMulaw } from '@switchboard/audio';
 import type { SpeechToSpeechAudioEvent, SpeechToSpeechTranscriptEvent } from '@switchboard/inference/speech-to-speech';
 import type { AgentAudioOutput } from '../agent/agent-session';
 import type { CallClock } from '../call/call-clock';
@@ -45,9 +44,20 @@ export class AgentSpeech {
       item = this.start(event);
       if (previous && !previous.done) this.finish(previous, false);
     }
-    const pcm = decodeMulaw(event.audio);
-    this.deps.output.play(pcm);
-    item.tracker.audioSent(pcm.length);
+    // The model's mu-law goes to the call as it came (8 kHz: one byte per sample), with marks
+    // every 250 ms of it however the model chunks its audio.
+    item.tracker.sendAudio(event.audio, (piece) => this.deps.output.playMulaw(piece));
+  }
+
+  /**
+   * The item's response is done: no more audio comes for it. Its final mark is placed and the
+   * utterance ends, so its last partial frame goes out (padded) with the marks that waited for it.
+   */
+  audioComplete(item: SpokenItem): void {
+    item.responseComplete = true;
+    if (item.done) return;
+    if (item.tracker.segmentOpen) item.tracker.endSegment();
+    this.deps.output.endOfUtterance();
   }
 
   onMarkEchoed(name: string, cleared: boolean): void {

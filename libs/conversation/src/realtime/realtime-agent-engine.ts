@@ -21,8 +21,8 @@ export interface RealtimeAgentEngineOptions {
 /** The `realtime` agent: a native speech-to-speech model, with the platform's barge-in, tools and records. */
 export class RealtimeAgentEngine implements AgentEngine {
   readonly name = 'realtime';
-  /** Telephone audio both ways: mu-law 8 kHz passes to and from the model without resampling. */
-  readonly audio: AgentDescriptor = { inputSampleRate: 8000, outputSampleRate: 8000 };
+  /** Telephone audio both ways: the call's mu-law passes to and from the model untouched (no decode, encode or resampling). */
+  readonly audio: AgentDescriptor = { inputSampleRate: 8000, outputSampleRate: 8000, inputEncoding: 'mulaw', outputEncoding: 'mulaw' };
 
   constructor(private readonly options: RealtimeAgentEngineOptions) {}
 

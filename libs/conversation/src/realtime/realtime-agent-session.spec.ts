@@ -4,6 +4,7 @@
  * interruption logic, and Twilio's playback buffer is a fake output whose marks the test echoes.
  * Time is Jest's fake clock: 20 ms of caller audio per 20 ms.
  */
+import { encodeMulaw } from '@switchboard/audio';
 import type { VadFrame, VadStream } from '@switchboard/inference/vad';
 import type { AgentCallContext } from '../agent/agent-session';
 import type { AgentConfigInput } from '../config/agent-config.schema';
@@ -100,7 +101,8 @@ class CallUnderTest {
   async audio(loud: boolean, ms: number): Promise<void> {
     for (let at = 0; at < ms; at += 20) {
       await jest.advanceTimersByTimeAsync(20);
-      this.session.pushAudio(callerFrame(loud));
+      // What the edge hands a mu-law agent: the caller's bytes as they came.
+      this.session.pushMulaw(encodeMulaw(callerFrame(loud)));
       await settle();
     }
   }
@@ -153,8 +155,8 @@ describe('RealtimeAgentSession', () => {
     it('cuts the answer once the caller has talked over it for minSpeechMs: clear, cancel, truncate at what was heard', async () => {
       const c = await startCall();
       await c.modelSpeaks('resp-1', 20);
-      // The caller has heard 1.2 s (4 marks: one after every third 100 ms chunk, the first past 250 ms).
-      c.output.echoPlayed(4);
+      // The caller has heard 1.25 s (5 marks: one every 250 ms of audio, inside the 100 ms chunks' run).
+      c.output.echoPlayed(5);
       await settle();
 
       await c.talk(300);
@@ -162,10 +164,10 @@ describe('RealtimeAgentSession', () => {
       await c.talk(200);
       expect(c.output.clears).toBe(1);
       expect(c.model.cancels).toBe(1);
-      expect(c.model.truncations).toEqual([{ itemId: 'resp-1-item', audioEndMs: 1200 }]);
+      expect(c.model.truncations).toEqual([{ itemId: 'resp-1-item', audioEndMs: 1250 }]);
       const [bargeIn] = c.eventsOf('barge_in');
-      // 1.2 s of the 2 s sent: 60 % of the words, cut at a word boundary.
-      expect(bargeIn).toMatchObject({ cause: 'speech', itemId: 'resp-1-item', heardMs: 1200, heardText: 'We open at nine and' });
+      // 1.25 s of the 2 s sent: 62.5 % of the words, cut at a word boundary.
+      expect(bargeIn).toMatchObject({ cause: 'speech', itemId: 'resp-1-item', heardMs: 1250, heardText: 'We open at nine and' });
       // Both ends of the decision are on the call clock: speech start, then the frame that completed minSpeechMs.
       expect(bargeIn!['decisionFrameMs']).toBeGreaterThan(bargeIn!['speechStartMs'] as number);
       expect(c.recorder.turns).toEqual([expect.objectContaining({ role: 'assistant', interrupted: true, heardText: 'We open at nine and' })]);
@@ -330,6 +332,36 @@ describe('RealtimeAgentSession', () => {
       await c.wait(2000);
       expect(c.model.responseRequests).toEqual([]);
       expect(c.model.toolResults).toHaveLength(1);
+    });
+  });
+
+  describe("the model's audio on the call", () => {
+    /** The output's log with consecutive plays folded into one. */
+    const shape = (c: CallUnderTest) => c.output.sequence.filter((entry, index, all) => entry !== 'play' || all[index - 1] !== 'play');
+
+    it('passes the mu-law through with a mark every 250 ms inside the chunks, and ends the utterance once the response is done', async () => {
+      const c = await startCall();
+      // Three 100 ms chunks: the 250 ms mark falls inside the third.
+      await c.modelSpeaks('resp-1', 3);
+      expect(c.output.playedSamples).toBe(2400);
+      expect(shape(c)).toEqual(['play', 'mark:rt1:1', 'play']);
+      c.model.done('resp-1');
+      await settle();
+      expect(shape(c)).toEqual(['play', 'mark:rt1:1', 'play', 'mark:rt1:2', 'end']);
+      c.output.echoPlayed();
+      await settle();
+      expect(c.recorder.turns).toEqual([expect.objectContaining({ role: 'assistant', interrupted: false })]);
+    });
+
+    it('does not end the utterance of a response cut by barge-in: the clear discards it', async () => {
+      const c = await startCall();
+      await c.modelSpeaks('resp-1', 20);
+      await c.talk(500);
+      expect(c.output.clears).toBe(1);
+      c.model.done('resp-1', 'cancelled');
+      await settle();
+      const afterClear = c.output.sequence.slice(c.output.sequence.indexOf('clear') + 1);
+      expect(afterClear.filter((entry) => entry === 'play' || entry === 'end')).toEqual([]);
     });
   });
 

@@ -1,4 +1,4 @@
-import { encodeMulaw } from '@switchboard/audio';
+import { decodeMulaw } from '@switchboard/audio';
 import type {
   SpeechActivityEvent,
   SpeechToSpeechEngine,
@@ -68,7 +68,8 @@ export class RealtimeAgentSession implements AgentSession {
   private pendingAudio: Uint8Array[] | undefined = [];
   /** Keypad inputs finished before the model was connected; answered once it is. */
   private heldDtmfInputs: string[][] = [];
-  private encoded = new Uint8Array(160);
+  /** Caller audio decoded for the barge-in VAD only (reused: the VAD copies what it keeps). */
+  private decodedForVad = new Int16Array(160);
   /** Caller audio sent to the model so far: the clock its VAD positions (audio_start/end_ms) run on. */
   private inputBytesSent = 0;
   private speechStartedAtMs: number | undefined;
@@ -123,13 +124,17 @@ export class RealtimeAgentSession implements AgentSession {
     void this.connect(deps.engine);
   }
 
-  pushAudio(pcm8k: Int16Array): void {
+  /** The caller's mu-law, straight from the call: to the model untouched, decoded only for the barge-in VAD. */
+  pushMulaw(mulaw: Uint8Array): void {
     if (this.closed) return;
-    this.interruptions?.push(pcm8k);
-    if (this.encoded.length < pcm8k.length) this.encoded = new Uint8Array(pcm8k.length);
-    const mulaw = encodeMulaw(pcm8k, this.encoded.subarray(0, pcm8k.length));
+    if (this.interruptions) {
+      if (this.decodedForVad.length < mulaw.length) this.decodedForVad = new Int16Array(mulaw.length);
+      this.interruptions.push(decodeMulaw(mulaw, this.decodedForVad.subarray(0, mulaw.length)));
+    }
+    // The engine encodes the view before sendAudio returns; held frames are copies (the edge reuses
+    // `mulaw`), made with the constructor: a Buffer's slice() would be a view.
     if (this.session) this.sendToModel(this.session, mulaw);
-    else if (this.pendingAudio && this.pendingAudio.length < MAX_FRAMES_BEFORE_CONNECTED) this.pendingAudio.push(mulaw.slice());
+    else if (this.pendingAudio && this.pendingAudio.length < MAX_FRAMES_BEFORE_CONNECTED) this.pendingAudio.push(new Uint8Array(mulaw));
   }
 
   onDtmf(digit: string): void {
@@ -323,7 +328,7 @@ export class RealtimeAgentSession implements AgentSession {
     this.lines.generatedBy(event.responseId);
     const item = this.speech.current;
     if (item && item.responseId === event.responseId) {
-      item.responseComplete = true;
+      this.speech.audioComplete(item);
       await waitForPlayback(item);
       if (!item.done) this.speech.finish(item, false);
     }

@@ -14,7 +14,7 @@ export interface StreamStartedEvent {
 export interface MediaFrameEvent {
   /**
    * Decoded mu-law bytes. A view into a buffer the session reuses for the next frame: copy it
-   * (or finish with it) before the callback returns.
+   * (or finish with it) before the callback returns. A plain Uint8Array, so slice() copies.
    */
   payload: Uint8Array;
   /** Milliseconds since the stream started, as stamped by Twilio. */
@@ -37,6 +37,12 @@ export interface MarkEchoEvent {
    * discarded rather than played (or it finished just as the clear went out).
    */
   wasCleared: boolean;
+  /**
+   * Present (true) for a mark the agent placed that a clear discarded while it still waited for its
+   * frame: Twilio never saw it, the session reports it as cleared itself, after every older mark's
+   * echo. `sequenceNumber` is then that of the last message received.
+   */
+  neverSent?: true;
   sequenceNumber: number;
 }
 
@@ -104,7 +110,7 @@ export interface MediaStreamCounters {
   mediaBytesIn: number;
   mediaFramesOut: number;
   mediaBytesOut: number;
-  /** Silence added by flushAudio()/sendMark() to complete a partial frame. */
+  /** Silence added by endOfUtterance() to complete the last partial frame of an utterance. */
   paddingBytesOut: number;
   /**
    * Outbound media bytes confirmed played: those sent before the latest mark Twilio echoed as played
@@ -113,6 +119,8 @@ export interface MediaStreamCounters {
   mediaBytesHeard: number;
   marksSent: number;
   marksEchoed: number;
+  /** Marks a clear discarded while they waited for their frame (never sent, reported as cleared). */
+  marksNeverSent: number;
   clearsSent: number;
   protocolErrors: number;
   /** Times the sequence jumped forward; `missingMessages` sums the size of the jumps. */

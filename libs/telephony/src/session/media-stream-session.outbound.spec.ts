@@ -6,12 +6,12 @@ describe('MediaStreamSession: outbound', () => {
     expect(session.sendAudio(frame(1))).toBe(false);
     expect(session.sendMark('m1')).toBe(false);
     expect(session.clear()).toBe(false);
-    expect(session.flushAudio()).toBe(false);
+    expect(session.endOfUtterance()).toBe(false);
     expect(sent).toEqual([]);
     expect(session.counters.sendsRefused).toBe(4);
   });
 
-  it('frames audio into 160-byte media messages and holds the remainder until flush', () => {
+  it('frames audio into 160-byte media messages and holds the remainder until the end of the utterance', () => {
     const { session, sentAudio, sentMessages } = started();
     const audio = new Uint8Array(400).map((_, i) => i % 200);
     expect(session.sendAudio(audio)).toBe(true);
@@ -19,16 +19,19 @@ describe('MediaStreamSession: outbound', () => {
     expect(session.pendingOutboundBytes).toBe(80);
     expect(sentMessages().every((m) => m.streamSid === STREAM_SID)).toBe(true);
 
-    session.flushAudio();
+    session.endOfUtterance();
     const third = sentAudio()[2];
     expect(third).toEqual([...audio.subarray(320), ...new Array(80).fill(0xff)]);
     expect(session.counters).toMatchObject({ mediaFramesOut: 3, mediaBytesOut: 480, paddingBytesOut: 80 });
   });
 
-  it('sends a mark after all audio queued before it', () => {
+  it('sends a mark after all audio queued before it (the partial frame is not padded for it)', () => {
     const { session, sentMessages } = started();
     session.sendAudio(frame(5, 200));
     session.sendMark('r1:200');
+    expect(sentMessages().map((m) => m.event)).toEqual(['media']);
+    expect(session.deferredMarks).toEqual(['r1:200']);
+    session.endOfUtterance();
     expect(sentMessages().map((m) => m.event)).toEqual(['media', 'media', 'mark']);
     expect(sentMessages()[2]).toEqual({ event: 'mark', streamSid: STREAM_SID, mark: { name: 'r1:200' } });
     expect(session.outstandingMarks).toEqual(['r1:200']);

@@ -46,6 +46,16 @@ describe('MediaStreamSession: inbound', () => {
     expect(handler.media[1]?.payload).toEqual([...frame(2)]);
   });
 
+  it('hands out a plain Uint8Array, so slice() is a copy that the next frame does not overwrite', () => {
+    const { session, handler, twilio } = started();
+    session.receive(twilio.media(frame(1)));
+    const kept = handler.media[0]!.view.slice();
+    session.receive(twilio.media(frame(2)));
+    // A Buffer's slice() is a view: frames "copied" with it would all read as the latest one.
+    expect(Buffer.isBuffer(handler.media[0]!.view)).toBe(false);
+    expect([...kept]).toEqual([...frame(1)]);
+  });
+
   it('grows the payload buffer for an unusually large frame', () => {
     const { session, handler, twilio } = started();
     const big = new Uint8Array(4000).map((_, i) => i % 256);

@@ -16,7 +16,7 @@ import type {
   MediaStreamTransport,
   ProtocolErrorCode,
 } from './media-stream-events';
-import { FrameChunker, MULAW_SILENCE } from '@switchboard/audio';
+import { OutboundFrames } from './outbound-frames';
 import { OutstandingMarks } from './outstanding-marks';
 import { rawExcerpt } from './raw-excerpt';
 
@@ -43,6 +43,7 @@ function zeroCounters(): MediaStreamCounters {
     mediaBytesHeard: 0,
     marksSent: 0,
     marksEchoed: 0,
+    marksNeverSent: 0,
     clearsSent: 0,
     protocolErrors: 0,
     sequenceGaps: 0,
@@ -51,6 +52,11 @@ function zeroCounters(): MediaStreamCounters {
     messagesDropped: 0,
     sendsRefused: 0,
   };
+}
+
+/** The first `length` bytes of `buffer` as a Uint8Array over the same memory (not a Buffer: see payloadView). */
+function plainView(buffer: Buffer, length: number): Uint8Array {
+  return new Uint8Array(buffer.buffer, buffer.byteOffset, length);
 }
 
 function isSupportedMediaFormat(format: MediaFormat): boolean {
@@ -73,11 +79,13 @@ export class MediaStreamSession {
   private currentCallSid: string | null = null;
   private lastSequenceNumber = 0;
   private payloadBuffer = Buffer.alloc(INITIAL_PAYLOAD_CAPACITY_BYTES);
-  // Reused while frames keep the same size, so a steady stream allocates no view per frame.
-  private payloadView: Uint8Array = this.payloadBuffer.subarray(0, 0);
+  // Reused while frames keep the same size, so a steady stream allocates no view per frame. A plain
+  // Uint8Array, never a Buffer: Buffer#slice() returns a view, so a handler that "copies" a frame
+  // with slice() would keep a window onto this reused buffer and see every later frame through it.
+  private payloadView: Uint8Array = plainView(this.payloadBuffer, 0);
   private readonly marks = new OutstandingMarks();
-  /** Twilio wants outbound media in whole 160-byte frames; the remainder waits for more audio. */
-  private readonly framer: FrameChunker<Uint8Array>;
+  /** Twilio wants outbound media in whole 160-byte frames; the remainder (and marks placed in it) waits for more audio. */
+  private readonly outbound: OutboundFrames;
   private readonly stats = zeroCounters();
 
   constructor(
@@ -89,10 +97,9 @@ export class MediaStreamSession {
     if (!Number.isInteger(frameBytes) || frameBytes <= 0 || frameBytes % MULAW_FRAME_BYTES !== 0) {
       throw new RangeError(`outboundFrameBytes must be a positive multiple of ${MULAW_FRAME_BYTES}, got ${frameBytes}`);
     }
-    this.framer = new FrameChunker<Uint8Array>(Uint8Array, {
-      frameLength: frameBytes,
-      padValue: MULAW_SILENCE,
-      onFrame: (frame) => this.sendFrame(frame),
+    this.outbound = new OutboundFrames(frameBytes, {
+      sendFrame: (frame) => this.sendFrame(frame),
+      sendMark: (name, positionBytes) => this.sendMarkNow(name, positionBytes),
     });
   }
 
@@ -113,9 +120,14 @@ export class MediaStreamSession {
     return this.marks.names();
   }
 
-  /** Outbound bytes held back until a full frame, flushAudio() or sendMark(). */
+  /** Names of marks waiting for the frame that completes the pending remainder, oldest first. */
+  get deferredMarks(): string[] {
+    return this.outbound.deferredMarks;
+  }
+
+  /** Outbound bytes held back until a full frame or endOfUtterance(). */
   get pendingOutboundBytes(): number {
-    return this.framer.pendingLength;
+    return this.outbound.pendingBytes;
   }
 
   /** A fresh snapshot on every read; later traffic does not change the returned object. */
@@ -130,6 +142,7 @@ export class MediaStreamSession {
       this.stats.messagesDropped += 1;
       return;
     }
+    this.reportNeverSentMarks();
     const parsed = parseInboundMessage(text);
     if (!parsed.ok) {
       this.drop(parsed.error.code, parsed.error.message, text);
@@ -141,40 +154,54 @@ export class MediaStreamSession {
     else this.handleStreamMessage(message, text);
   }
 
-  /** Queues mu-law 8 kHz audio; full frames go out now, the remainder waits. False when not streaming. */
+  /**
+   * Queues mu-law 8 kHz audio; full frames go out now, the remainder waits for more audio (or
+   * endOfUtterance). Copied before this returns: the caller may reuse `mulaw`. False when not streaming.
+   */
   sendAudio(mulaw: Uint8Array): boolean {
     if (!this.canSend()) return false;
-    this.framer.push(mulaw);
+    this.outbound.push(mulaw);
     return true;
   }
 
-  /** Sends the held-back remainder, padded with silence to a whole frame. */
-  flushAudio(): boolean {
+  /**
+   * The agent has finished speaking for now: the held-back remainder goes out padded with silence
+   * to a whole frame, followed by the marks that waited for it. The only place padding happens.
+   */
+  endOfUtterance(): boolean {
     if (!this.canSend()) return false;
-    this.stats.paddingBytesOut += this.framer.flush('pad');
+    this.stats.paddingBytesOut += this.outbound.endOfUtterance();
     return true;
   }
 
-  /** Flushes pending audio, then asks Twilio to echo `name` once everything before it has played. */
+  /**
+   * Asks Twilio to echo `name` once everything queued before it has played. With no partial frame
+   * pending it goes out at once; otherwise right after the frame that completes the remainder
+   * (never padding it), standing for the byte position at which it was asked.
+   */
   sendMark(name: string): boolean {
     if (typeof name !== 'string' || name.length === 0) {
       this.stats.sendsRefused += 1;
       return false;
     }
     if (!this.canSend()) return false;
-    this.stats.paddingBytesOut += this.framer.flush('pad');
-    this.transport.send(buildMarkMessage(this.currentStreamSid as string, name));
-    this.marks.add(name, this.stats.mediaBytesOut);
-    this.stats.marksSent += 1;
+    this.outbound.mark(name);
     return true;
   }
 
-  /** Barge-in: drops the local remainder and Twilio's buffer; outstanding marks become "cleared". */
+  /**
+   * Barge-in: drops the local remainder and Twilio's buffer; outstanding marks become "cleared".
+   * Marks that were still waiting for their frame never reach Twilio, so nobody would echo them:
+   * they are reported through onMark as cleared (neverSent) once every older mark's echo has come,
+   * at the next message received, never from inside this call.
+   */
   clear(): boolean {
     if (!this.canSend()) return false;
-    this.framer.discard();
+    const neverSent = this.outbound.discard();
     this.transport.send(buildClearMessage(this.currentStreamSid as string));
     this.marks.markAllCleared();
+    for (const name of neverSent) this.marks.addNeverSent(name);
+    this.stats.marksNeverSent += neverSent.length;
     this.stats.clearsSent += 1;
     return true;
   }
@@ -182,7 +209,7 @@ export class MediaStreamSession {
   /** The socket is gone: refuse further sends and ignore late frames. */
   markTransportClosed(): void {
     this.currentState = 'closed';
-    this.framer.discard();
+    this.outbound.discard();
   }
 
   private canSend(): boolean {
@@ -196,6 +223,20 @@ export class MediaStreamSession {
     this.transport.send(buildMediaMessage(this.currentStreamSid as string, frame));
     this.stats.mediaFramesOut += 1;
     this.stats.mediaBytesOut += frame.length;
+  }
+
+  private sendMarkNow(name: string, positionBytes: number): void {
+    this.transport.send(buildMarkMessage(this.currentStreamSid as string, name));
+    this.marks.add(name, positionBytes);
+    this.stats.marksSent += 1;
+  }
+
+  /** Cleared marks that never went out, once no older mark is still waiting for Twilio's echo. */
+  private reportNeverSentMarks(): void {
+    if (this.currentState !== 'streaming') return;
+    for (const name of this.marks.takeNeverSentAtHead()) {
+      this.handler.onMark({ name, wasCleared: true, neverSent: true, sequenceNumber: this.lastSequenceNumber });
+    }
   }
 
   private handleConnected(text: string): void {
@@ -303,11 +344,11 @@ export class MediaStreamSession {
     const neededBytes = base64DecodedLength(payload);
     if (neededBytes !== null && neededBytes > this.payloadBuffer.length) {
       this.payloadBuffer = Buffer.alloc(Math.max(neededBytes, this.payloadBuffer.length * 2));
-      this.payloadView = this.payloadBuffer.subarray(0, 0);
+      this.payloadView = plainView(this.payloadBuffer, 0);
     }
     const decodedBytes = decodeMediaPayloadInto(payload, this.payloadBuffer);
     if (decodedBytes === null) return this.drop('invalid_media_payload', 'media.payload is not valid base64', text);
-    if (this.payloadView.length !== decodedBytes) this.payloadView = this.payloadBuffer.subarray(0, decodedBytes);
+    if (this.payloadView.length !== decodedBytes) this.payloadView = plainView(this.payloadBuffer, decodedBytes);
     this.stats.mediaFramesIn += 1;
     this.stats.mediaBytesIn += decodedBytes;
     this.handler.onMedia({
@@ -329,11 +370,12 @@ export class MediaStreamSession {
     this.stats.marksEchoed += 1;
     if (!resolved.wasCleared) this.stats.mediaBytesHeard = Math.max(this.stats.mediaBytesHeard, resolved.bytesSentBefore);
     this.handler.onMark({ name, wasCleared: resolved.wasCleared, sequenceNumber: message.sequenceNumber });
+    this.reportNeverSentMarks();
   }
 
   private handleStop(message: StopMessage): void {
     this.currentState = 'stopped';
-    this.framer.discard();
+    this.outbound.discard();
     this.handler.onStop({
       accountSid: message.stop.accountSid,
       callSid: message.stop.callSid,

@@ -164,16 +164,23 @@ export class FakeRealtimeConnection {
     if (chunks.length > 0 || words.length > 0) {
       const message = { id: itemId, type: 'message', role: 'assistant', status: 'in_progress', content: [] };
       this.sendEvent({ type: 'response.output_item.added', response_id: responseId, output_index: outputIndex, item: message });
-      const steps = Math.max(chunks.length, words.length);
+      // One step per audio chunk (per word when there is no audio). The words keep pace with the
+      // audio by bytes, as the real transcript deltas do, however the chunks are sized.
+      const steps = chunks.length > 0 ? chunks.length : words.length;
+      const totalBytes = chunks.reduce((sum, chunk) => sum + chunk.length, 0);
+      let bytesSent = 0;
+      let wordsSent = 0;
       for (let step = 0; step < steps && !response.cancelled && this.isOpen; step += 1) {
         const chunk = chunks[step];
         if (chunk !== undefined) {
           this.sendAudioDelta(names.audioDelta, responseId, itemId, outputIndex, chunk);
           outcome.chunksSent += 1;
+          bytesSent += chunk.length;
         }
-        const word = words[step];
-        if (word !== undefined) {
-          this.sendEvent({ type: names.transcriptDelta, response_id: responseId, item_id: itemId, output_index: outputIndex, content_index: 0, delta: word });
+        const lastStep = step === steps - 1;
+        const wordsDue = lastStep ? words.length : chunks.length === 0 ? step + 1 : Math.floor((words.length * bytesSent) / totalBytes);
+        for (; wordsSent < wordsDue; wordsSent += 1) {
+          this.sendEvent({ type: names.transcriptDelta, response_id: responseId, item_id: itemId, output_index: outputIndex, content_index: 0, delta: words[wordsSent] });
         }
         await pause(script.chunkIntervalMs ?? 0);
       }
@@ -184,7 +191,7 @@ export class FakeRealtimeConnection {
         }
       }
       if (script.transcript !== undefined) {
-        const spoken = response.cancelled ? words.slice(0, outcome.chunksSent).join('') : script.transcript;
+        const spoken = response.cancelled ? words.slice(0, wordsSent).join('') : script.transcript;
         this.sendEvent({ type: names.transcriptDone, response_id: responseId, item_id: itemId, output_index: outputIndex, content_index: 0, transcript: spoken });
       }
     }

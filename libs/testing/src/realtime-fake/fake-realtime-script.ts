@@ -8,7 +8,7 @@ export interface FakeResponseScript {
   audioChunks?: readonly Uint8Array[];
   /** Pause between deltas; 0 still yields to the event loop between them, so a cancel can land mid-response. */
   chunkIntervalMs?: number;
-  /** Assistant transcript: sent word by word alongside the audio, then whole in `...transcript.done`. */
+  /** Assistant transcript: sent word by word alongside the audio (keeping pace with its bytes), then whole in `...transcript.done`. */
   transcript?: string;
   /** A function call the model makes (emitted before any audio). */
   functionCall?: { name: string; arguments: string; callId?: string };

@@ -161,7 +161,7 @@ function timestampClears(socket: WebSocket, into: number[]): void {
 
 /** As MediaStreamService.onModuleInit: design the resampling filters before the first call, not during it. */
 function prepareAudioFilters(agent: AgentEngine): void {
-  const noSink = { sendAudio: (): void => undefined, sendMark: (): void => undefined, clear: (): void => undefined };
+  const noSink = { sendAudio: (): void => undefined, sendMark: (): void => undefined, endOfUtterance: (): void => undefined, clear: (): void => undefined };
   new TelephonyAudioInput(agent.audio.inputSampleRate);
   new TelephonyAudioOutput(agent.audio.outputSampleRate, noSink);
 }
