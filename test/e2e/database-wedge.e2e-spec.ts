@@ -1,9 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { computeTwilioSignature, newSid, SimulatedTwilioCall } from '@switchboard/testing';
+import { computeTwilioSignature, freeLoopbackPort, newSid, SimulatedTwilioCall } from '@switchboard/testing';
 import { FreezableTcpProxy } from '../support/freezable-tcp-proxy';
 import { testDatabaseUrl, isEmbeddedTestDatabase } from '../support/database';
 
@@ -18,13 +17,6 @@ const ECHO_NUMBER = '+15550001313';
 const SHUTDOWN_TIMEOUT_MS = 4000;
 const describeReal = isEmbeddedTestDatabase() ? describe.skip : describe;
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 async function waitForHealth(baseUrl: string, child: ChildProcess, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -52,7 +44,7 @@ describeReal('A database that stops answering (e2e, the server in its own proces
     proxy = await FreezableTcpProxy.start(target.hostname, Number(target.port || 5432));
     const proxied = new URL(testDatabaseUrl());
     proxied.host = `127.0.0.1:${proxy.port}`;
-    const port = await freePort();
+    const port = await freeLoopbackPort();
     baseUrl = `http://127.0.0.1:${port}`;
     dataDir = mkdtempSync(join(tmpdir(), 'switchboard-wedge-'));
     child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', 'apps/server/src/main.ts'], {

@@ -1,9 +1,9 @@
 import { execFile } from 'node:child_process';
 import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { freeLoopbackPort } from '@switchboard/testing';
 
 const run = promisify(execFile);
 
@@ -51,7 +51,7 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
   const pg = (program: string, args: string[]) =>
     asRoot ? run('su', ['postgres', '-s', '/bin/sh', '-c', [join(bin, program), ...args].map(shellQuote).join(' ')]) : run(join(bin, program), args);
   await pg('initdb', ['-D', dataDir, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8']);
-  const port = await freePort();
+  const port = await freeLoopbackPort();
   const options = `-c listen_addresses=127.0.0.1 -c port=${port} -c unix_socket_directories='' -c fsync=off -c max_connections=50`;
   const start = async () => {
     await pg('pg_ctl', ['-D', dataDir, '-l', logFile, '-o', options, '-w', '-t', '30', 'start']);
@@ -75,13 +75,3 @@ function shellQuote(word: string): string {
   return `'${word.replace(/'/g, `'\\''`)}'`;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))));
-    });
-  });
-}

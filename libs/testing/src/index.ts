@@ -3,3 +3,4 @@ export * from './openai-fakes';
 export * from './realtime-fake';
 export * from './models';
 export * from './twilio-rest-fake';
+export { freeLoopbackPort } from './net/free-port';

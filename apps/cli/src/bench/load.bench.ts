@@ -13,9 +13,9 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freeLoopbackPort } from '@switchboard/testing';
 import { Client } from 'pg';
 import { distribution } from './latency/latency-stats';
 import { benchAgentConfig, DEFAULT_LEVELS, TARGETS } from './load/load-settings';
@@ -60,13 +60,6 @@ function parseOptions(argv: string[]): Options {
   return options;
 }
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 async function startEngines(): Promise<{ child: ChildProcess; baseUrl: string }> {
   const child = fork(join(__dirname, 'load', 'bench-engines.main.ts'), [], { execArgv: ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register'] });
@@ -164,7 +157,7 @@ async function main(): Promise<void> {
   const engines = await startEngines();
   const database = options.databaseUrl ? await scratchDatabase(options.databaseUrl) : undefined;
   const dataDir = mkdtempSync(join(tmpdir(), 'switchboard-load-'));
-  const port = await freePort();
+  const port = await freeLoopbackPort();
   const adminApiKey = randomBytes(24).toString('hex');
   const operatorKey = randomBytes(24).toString('hex');
   const authToken = randomBytes(16).toString('hex');
