@@ -77,13 +77,15 @@ const toolInvocationSchema = z.strictObject({
 
 const turnLatencySchema = z.strictObject({
   turnIndex: z.number().int(),
-  endOfSpeechMs: nullableMs,
-  endOfTurnMs: nullableMs,
+  endOfSpeechMs: nullableMs.describe('Arrival of the frame where the caller\'s final silence began (call clock).'),
+  endOfTurnFrameMs: nullableMs.describe('Arrival of the frame that completed the end-of-turn silence; endOfTurnMs minus this is queueing in the server.'),
+  endOfTurnMs: nullableMs.describe('When the server acted on the end of the turn.'),
   asrFinalMs: nullableMs,
   llmFirstTokenMs: nullableMs,
   ttsFirstByteMs: nullableMs,
   firstFrameSentMs: nullableMs,
   firstMarkEchoedMs: nullableMs,
+  interruptedAtMs: nullableMs.describe('When the reply was cut (barge-in, superseded, call ended); null when it played out.'),
   voiceToVoiceMs: nullableMs.describe('Caller stopped speaking -> first agent audio frame sent.'),
   createdAt: isoDateTime,
 });

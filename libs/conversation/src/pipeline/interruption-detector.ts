@@ -1,9 +1,10 @@
+import { SpeechHysteresis } from '@switchboard/inference/turn';
 import type { VadFrame } from '@switchboard/inference/vad';
 
 /**
  * Decides when caller speech over the agent is a real interruption rather than a backchannel
- * ("uh-huh", "right"): a run of speech (VAD probability >= threshold, continuing until it drops
- * below the negative threshold, the same hysteresis turn detection uses) that lasts `minSpeechMs`.
+ * ("uh-huh", "right"): a run of speech (SpeechHysteresis, the very rule turn detection judges
+ * speech by: from a chunk >= threshold until one below the negative threshold) that lasts `minSpeechMs`.
  * Fed every VAD frame; fires at most once per run, and only while armed (the agent is speaking).
  * A run heard while armed that ends without firing is reported to `onBackchannel`, when given.
  */
@@ -15,13 +16,16 @@ export class InterruptionDetector {
   private restartRun = false;
   /** The current run had speech frames while armed: it was speech over the agent. */
   private heardWhileArmed = false;
+  private readonly speech: SpeechHysteresis;
 
   constructor(
     private readonly options: { threshold: number; negativeThreshold: number; minSpeechMs: number },
     private readonly onInterruption: (speech: { startMs: number; detectedAtMs: number }) => void,
     /** Speech over the agent that ended before minSpeechMs ("uh-huh"): `endMs` is where the run ended. */
     private readonly onBackchannel?: (speech: { startMs: number; endMs: number }) => void,
-  ) {}
+  ) {
+    this.speech = new SpeechHysteresis(options);
+  }
 
   /** Listen for interruptions (agent audio is playing) or not. */
   setArmed(armed: boolean): void {
@@ -43,12 +47,13 @@ export class InterruptionDetector {
   }
 
   private onFrame(frame: VadFrame): void {
+    const speaking = this.speech.update(frame.probability);
     if (this.runStartMs === undefined) {
-      if (frame.probability < this.options.threshold) return;
+      if (!speaking) return;
       this.runStartMs = frame.startMs;
       this.firedInRun = false;
       this.heardWhileArmed = false;
-    } else if (frame.probability < this.options.negativeThreshold) {
+    } else if (!speaking) {
       const startMs = this.runStartMs;
       this.runStartMs = undefined;
       this.restartRun = false;

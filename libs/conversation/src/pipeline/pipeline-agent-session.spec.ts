@@ -219,6 +219,8 @@ describe('PipelineAgentSession', () => {
       expect(latency.turnIndex).toBe(1);
       const waterfall = [
         latency.endOfSpeechMs,
+        // The frame that completed the silence arrives before the server acts on it.
+        latency.endOfTurnFrameMs,
         latency.endOfTurnMs,
         latency.asrFinalMs,
         latency.llmFirstTokenMs,
@@ -232,6 +234,7 @@ describe('PipelineAgentSession', () => {
       for (let i = 1; i < numbers.length; i++) expect(numbers[i]).toBeGreaterThanOrEqual(numbers[i - 1]!);
       const [userTurn] = c.recorder.turns;
       expect(userTurn!.endMs).toBeGreaterThan(userTurn!.startMs);
+      expect(latency.interruptedAtMs).toBeNull();
     });
 
     it('sends the first sentence to TTS and the call while the model is still writing', async () => {
@@ -276,6 +279,13 @@ describe('PipelineAgentSession', () => {
       expect(c.eventsOf('barge_in')).toEqual([expect.objectContaining({ cause: 'speech', replyId: 'r1', heardText: FIRST })]);
       expect(c.turns[1]).toEqual({ role: 'assistant', source: 'speech', text: `${FIRST} ${SECOND}`, heardText: FIRST, interrupted: true });
       expect(c.eventsOf('assistant_turn_cut')).toEqual([{ index: 1, why: 'barge_in' }]);
+      // The cut reply keeps its waterfall, with when it was cut (the moment the clear went out).
+      expect(c.recorder.latencies).toHaveLength(1);
+      const cut = c.recorder.latencies[0]!;
+      const clearedAtMs = (c.eventsOf('barge_in')[0] as { clearedAtMs: number }).clearedAtMs;
+      expect(cut).toMatchObject({ turnIndex: 1, interruptedAtMs: clearedAtMs, firstMarkEchoedMs: expect.any(Number) });
+      const steps = [cut.endOfSpeechMs, cut.endOfTurnFrameMs, cut.endOfTurnMs, cut.asrFinalMs, cut.llmFirstTokenMs, cut.ttsFirstByteMs, cut.firstFrameSentMs, cut.interruptedAtMs];
+      for (let i = 1; i < steps.length; i++) expect(steps[i]).toBeGreaterThanOrEqual(steps[i - 1] as number);
 
       await c.pause(700);
       expect(c.messagesOf(1)).toEqual([system, user('When are you open?'), assistant(FIRST), user('What about Sunday?')]);

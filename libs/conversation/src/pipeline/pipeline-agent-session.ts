@@ -1,9 +1,10 @@
 import { StreamingResampler } from '@switchboard/audio';
 import type { AsrSession } from '@switchboard/inference/asr/asr-engine';
 import { EngineError } from '@switchboard/inference/contracts';
-import { TurnDetector, type SpeechStartedEvent, type TurnEndedEvent } from '@switchboard/inference/turn';
+import { CallerAudio, SpeechHysteresis, TurnDetector, type SpeechStartedEvent, type TurnEndedEvent } from '@switchboard/inference/turn';
 import type { VadFrame, VadStream } from '@switchboard/inference/vad';
 import type { AgentAudioOutput, AgentCallContext, AgentSession } from '../agent/agent-session';
+import { CallPolicy } from '../agent/call-policy';
 import { CallClock } from '../call/call-clock';
 import type { AgentConfig } from '../config/agent-config.schema';
 import { promptVariablesOf, renderPromptTemplate, type PromptVariables } from '../config/prompt-variables';
@@ -11,14 +12,12 @@ import type { TranscriptSource } from '../records/conversation-records';
 import { TranscriptLog } from '../records/transcript-log';
 import type { ToolAction, ToolRunner } from '../tools/tool-contracts';
 import { AssistantReply, type ReplyEnd } from './assistant-reply';
-import { AudioArrivals } from './audio-arrivals';
 import { ConversationHistory } from './conversation-history';
 import { describeDtmfInput, DtmfCollector } from './dtmf-collector';
 import { InterruptionDetector } from './interruption-detector';
 import type { PipelineEngines } from './pipeline-engines';
 
 /** Consecutive failed replies after which the agent gives up and ends the call. */
-const MAX_CONSECUTIVE_FAILURES = 3;
 /** Extra time allowed for Twilio to echo the last mark after the audio's own length. */
 const PLAYBACK_ECHO_GRACE_MS = 3000;
 /** A stable partial transcript starts a speculative reply once the caller has paused this long. */
@@ -28,6 +27,7 @@ const SPECULATE_AFTER_SILENCE_MS = 150;
 interface UserTurnTiming {
   startMs: number | null;
   endOfSpeechMs: number | null;
+  endOfTurnFrameMs: number | null;
   endOfTurnMs: number | null;
   asrFinalMs: number | null;
 }
@@ -48,7 +48,13 @@ interface Speculation {
  */
 export class PipelineAgentSession implements AgentSession {
   private readonly clock: CallClock;
-  private readonly arrivals = new AudioArrivals(8000, 10);
+  /**
+   * The caller's audio, buffered once for the call: turn detection reads utterances from it, the
+   * recogniser re-reads from the start of speech, waterfalls map stream positions to arrival times.
+   * 10 s: a turn's audio as the turn events carry it is its last 10 s (the recogniser gets the whole
+   * turn, streamed from the start of speech as it comes).
+   */
+  private readonly callerAudio = new CallerAudio({ sampleRate: 8000, keepSeconds: 10 });
   private history: ConversationHistory;
   private readonly variables: PromptVariables;
   private readonly interruptions: InterruptionDetector;
@@ -69,14 +75,13 @@ export class PipelineAgentSession implements AgentSession {
   private silenceSinceMs: number | undefined;
 
   private currentReply: AssistantReply | undefined;
+  /** The caller's turn each model reply answers (its waterfall's first steps), kept for a reply that gets cut. */
+  private readonly replyTimings = new WeakMap<AssistantReply, UserTurnTiming>();
   private currentReplySource: TranscriptSource = 'speech';
   private replyCounter = 0;
   private readonly log: TranscriptLog;
-  private consecutiveFailures = 0;
-  private idlePrompts = 0;
-  private idleTimer: NodeJS.Timeout | undefined;
-  private maxDurationTimer: NodeJS.Timeout | undefined;
-  private ending = false;
+  /** Idle prompts, the time limit, the failure budget, hang-up and transfer: shared with the realtime agent. */
+  private readonly policy: CallPolicy;
   private closed = false;
 
   constructor(
@@ -92,10 +97,22 @@ export class PipelineAgentSession implements AgentSession {
     this.history = new ConversationHistory(renderPromptTemplate(config.systemPrompt, this.variables));
     const threshold = config.turn.threshold;
     this.interruptions = new InterruptionDetector(
-      { threshold, negativeThreshold: Math.max(0.01, threshold - 0.15), minSpeechMs: config.interruptions.minSpeechMs },
+      { threshold, negativeThreshold: SpeechHysteresis.defaultNegativeThreshold(threshold), minSpeechMs: config.interruptions.minSpeechMs },
       (speech) => this.onInterruption(speech.startMs, speech.detectedAtMs),
     );
     this.dtmf = new DtmfCollector({ onInput: (digits) => this.onDtmfInput(digits) });
+    this.policy = new CallPolicy(context, config, {
+      isBusy: () => this.userSpeechStartedAt !== undefined || this.currentReply !== undefined,
+      // The line reaches the history as the caller hears it (afterReply / recordInterruptedReply).
+      say: (text, source) => this.speakScripted(text, source),
+      sayThenHangUp: (text, reason) => this.sayThenHangUp(text, reason),
+      cutSpeech: () => {
+        const reply = this.currentReply;
+        if (reply && !reply.cancelled && reply.tracker.playing) this.interrupt(reply, 'speech');
+        else reply?.cancel();
+        this.cancelSpeculation();
+      },
+    });
     this.ready = engines.then(
       (ready) => this.start(ready),
       (error: unknown) => this.fail('engines_unavailable', error),
@@ -125,7 +142,7 @@ export class PipelineAgentSession implements AgentSession {
   close(reason: string): void {
     if (this.closed) return;
     const reply = this.currentReply;
-    if (reply && reply.tracker.playing && !reply.cancelled) this.recordInterruptedReply(reply, 'call_ended');
+    if (reply && reply.tracker.playing && !reply.cancelled) this.recordInterruptedReply(reply, 'call_ended', this.clock.nowMs());
     this.closed = true;
     reply?.cancel();
     // Nobody will echo marks any more: release whoever waits for the playback to finish.
@@ -134,8 +151,7 @@ export class PipelineAgentSession implements AgentSession {
     this.asrSession?.cancel();
     this.turnDetector?.close();
     this.dtmf.close();
-    clearTimeout(this.idleTimer);
-    clearTimeout(this.maxDurationTimer);
+    this.policy.close();
     this.context.recorder.event('agent_closed', { reason });
   }
 
@@ -154,20 +170,19 @@ export class PipelineAgentSession implements AgentSession {
       minSilenceMs: this.config.turn.minSilenceMs,
       prefixPaddingMs: this.config.turn.prefixPaddingMs,
       endOfTurnClassifier: this.config.turn.endOfTurnModel ? engines.endOfTurnClassifier : undefined,
-    });
+    }, this.callerAudio);
     this.turnDetector.onEvent((event) => {
       if (this.closed) return;
       if (event.type === 'speech_started') this.onSpeechStarted(event);
       else if (event.type === 'turn_ended') void this.onTurnEnded(event);
       else this.context.recorder.event('end_of_turn_model_failed', { message: event.error.message });
     });
-    const remainingMs = this.config.maxDurationS * 1000 - this.clock.nowMs();
-    this.maxDurationTimer = setTimeout(() => void this.onMaxDuration(), Math.max(0, remainingMs));
+    this.policy.startMaxDuration(this.clock.nowMs());
     const pending = this.pendingAudio ?? [];
     this.pendingAudio = undefined;
     for (const frame of pending) this.ingest(frame.pcm, frame.atMs);
     if (this.config.firstMessage !== null) void this.speakScripted(renderPromptTemplate(this.config.firstMessage, this.variables), 'first_message');
-    else this.armIdleTimer();
+    else this.policy.armIdle();
   }
 
   /** Every VAD frame also goes to the interruption detector and the pause tracker. */
@@ -187,7 +202,7 @@ export class PipelineAgentSession implements AgentSession {
   }
 
   private ingest(pcm: Int16Array, atMs: number): void {
-    this.arrivals.append(pcm, atMs);
+    this.callerAudio.append(pcm, atMs);
     if (this.asrSession && this.asrResampler) this.asrSession.pushAudio(this.asrResampler.process(pcm));
     const detector = this.turnDetector!;
     this.vadChain = this.vadChain.then(() => detector.push(pcm)).catch((error: unknown) => this.fail('vad_failed', error));
@@ -205,8 +220,7 @@ export class PipelineAgentSession implements AgentSession {
   // ---- caller speech ------------------------------------------------------------------------
 
   private onSpeechStarted(event: SpeechStartedEvent): void {
-    clearTimeout(this.idleTimer);
-    this.idlePrompts = 0;
+    this.policy.callerSpoke();
     this.userSpeechStartedAt = event;
     this.partialText = '';
     this.openAsr(event.audioStartMs);
@@ -230,7 +244,7 @@ export class PipelineAgentSession implements AgentSession {
     });
     this.asrSession = session;
     this.asrResampler = new StreamingResampler({ inputRate: 8000, outputRate: engines.asr.sampleRate });
-    session.pushAudio(this.asrResampler.process(this.arrivals.since(fromStreamMs)));
+    session.pushAudio(this.asrResampler.process(this.callerAudio.since(fromStreamMs)));
   }
 
   private async onTurnEnded(event: TurnEndedEvent): Promise<void> {
@@ -241,8 +255,9 @@ export class PipelineAgentSession implements AgentSession {
     this.asrResampler = undefined;
     this.userSpeechStartedAt = undefined;
     const timing: UserTurnTiming = {
-      startMs: this.arrivals.arrivalOf(event.startMs) ?? null,
-      endOfSpeechMs: this.arrivals.arrivalOf(event.endMs) ?? null,
+      startMs: this.callerAudio.arrivalOf(event.startMs) ?? null,
+      endOfSpeechMs: this.callerAudio.arrivalOf(event.endMs) ?? null,
+      endOfTurnFrameMs: this.callerAudio.arrivalOf(event.detectedAtMs) ?? null,
       endOfTurnMs,
       asrFinalMs: null,
     };
@@ -250,7 +265,7 @@ export class PipelineAgentSession implements AgentSession {
       reason: event.reason,
       endOfSpeechMs: roundOrNull(timing.endOfSpeechMs),
       // When the frame that completed the end-of-turn silence arrived: end-of-turn wait = this - endOfSpeechMs.
-      decisionFrameMs: roundOrNull(this.arrivals.arrivalOf(event.detectedAtMs) ?? null),
+      decisionFrameMs: roundOrNull(timing.endOfTurnFrameMs),
       endOfTurnMs: CallClock.round(endOfTurnMs),
     });
     const reply = this.currentReply;
@@ -271,7 +286,7 @@ export class PipelineAgentSession implements AgentSession {
       if (this.closed) return;
       this.cancelSpeculation();
       this.context.recorder.event('asr_error', engineErrorPayload(error));
-      await this.afterFailedReply();
+      await this.policy.answerFailed();
       return;
     }
     if (this.closed) return;
@@ -279,7 +294,7 @@ export class PipelineAgentSession implements AgentSession {
     if (text.length === 0) {
       this.cancelSpeculation();
       this.context.recorder.event('empty_transcript', { startMs: timing.startMs, endMs: timing.endOfSpeechMs });
-      this.armIdleTimer();
+      this.policy.armIdle();
       return;
     }
     this.log.turn('user', 'speech', text, timing.startMs ?? endOfTurnMs, timing.endOfSpeechMs ?? endOfTurnMs);
@@ -287,7 +302,7 @@ export class PipelineAgentSession implements AgentSession {
   }
 
   private onDtmfInput(digits: string[]): void {
-    if (this.closed || this.ending) return;
+    if (this.closed || this.policy.ending) return;
     if (!this.engines) {
       // Keys pressed while the engines are still loading are answered once they are ready.
       void this.ready.then(() => this.onDtmfInput(digits));
@@ -298,19 +313,19 @@ export class PipelineAgentSession implements AgentSession {
     const text = describeDtmfInput(digits);
     const now = this.clock.nowMs();
     this.log.turn('user', 'dtmf', text, now, now);
-    void this.respond(text, { startMs: now, endOfSpeechMs: null, endOfTurnMs: now, asrFinalMs: null });
+    void this.respond(text, { startMs: now, endOfSpeechMs: null, endOfTurnFrameMs: null, endOfTurnMs: now, asrFinalMs: null });
   }
 
   // ---- replies ------------------------------------------------------------------------------
 
   private async respond(userText: string, timing: UserTurnTiming): Promise<void> {
-    clearTimeout(this.idleTimer);
+    this.policy.pauseIdle();
     // The previous reply is still being prepared (its words so far were heard and a tool is running):
     // the caller's new turn replaces it, or both answers would be spoken one after the other.
     const previous = this.currentReply;
     if (previous && !previous.cancelled) {
       previous.cancel();
-      this.recordInterruptedReply(previous, 'superseded');
+      this.recordInterruptedReply(previous, 'superseded', this.clock.nowMs());
     }
     const speculation = this.takeSpeculation(userText);
     let reply: AssistantReply;
@@ -325,12 +340,14 @@ export class PipelineAgentSession implements AgentSession {
     }
     this.currentReply = reply;
     this.currentReplySource = 'speech';
+    // An interrupted reply keeps the waterfall of the turn it answered.
+    this.replyTimings.set(reply, timing);
     const end = await reply.generate();
     await this.afterReply(reply, end, timing);
   }
 
   private async speakScripted(text: string, source: TranscriptSource): Promise<ReplyEnd> {
-    clearTimeout(this.idleTimer);
+    this.policy.pauseIdle();
     const reply = this.newReply();
     this.currentReply = reply;
     this.currentReplySource = source;
@@ -376,8 +393,8 @@ export class PipelineAgentSession implements AgentSession {
       if (reply.tracker.segmentOpen) reply.tracker.endSegment();
       await this.waitForPlayback(reply);
       if (reply.cancelled || this.closed) return;
-      this.recordInterruptedReply(reply, end.stage === 'llm' ? 'llm_error' : 'tts_error', timing);
-      await this.afterFailedReply();
+      this.recordInterruptedReply(reply, end.stage === 'llm' ? 'llm_error' : 'tts_error', this.clock.nowMs());
+      await this.policy.answerFailed();
       return;
     }
     await this.waitForPlayback(reply);
@@ -385,7 +402,7 @@ export class PipelineAgentSession implements AgentSession {
     if (reply.cancelled || this.closed) return;
     reply.writeSpokenToHistory();
     // Only a model answer that worked ends a run of failures: the scripted apology after a failure always "works".
-    if (timing) this.consecutiveFailures = 0;
+    if (timing) this.policy.answerWorked();
     const startMs = reply.milestones.firstFrameSentMs ?? this.clock.nowMs();
     const index = this.log.turn('assistant', this.currentReplySource, reply.tracker.sentTextFrom(0), startMs, this.clock.nowMs());
     if (timing) this.log.latency(index, { ...timing, ...reply.milestones });
@@ -401,40 +418,16 @@ export class PipelineAgentSession implements AgentSession {
   }
 
   private async performAction(action: ToolAction): Promise<void> {
-    if (action.type === 'end_call') return this.hangUp('agent_hangup');
-    if (action.type === 'transfer') {
-      this.ending = true;
-      try {
-        await this.context.callControl.transfer(action.to);
-        this.context.recorder.event('call_transferred', { to: action.to });
-        this.context.endCall('transferred');
-      } catch (error) {
-        this.ending = false;
-        this.context.recorder.event('transfer_failed', { to: action.to, message: error instanceof Error ? error.message : String(error) });
-        await this.speakScripted("Sorry, I couldn't transfer your call right now.", 'apology');
-      }
-      return;
-    }
-    this.armIdleTimer();
-  }
-
-  private async afterFailedReply(): Promise<void> {
-    if (this.closed) return;
-    this.consecutiveFailures += 1;
-    if (this.consecutiveFailures >= MAX_CONSECUTIVE_FAILURES) {
-      this.context.recorder.event('agent_gave_up', { consecutiveFailures: this.consecutiveFailures });
-      await this.hangUp('agent_error');
-      return;
-    }
-    // The apology reaches the history as the caller hears it (afterReply / recordInterruptedReply).
-    await this.speakScripted(this.config.apologyMessage, 'apology');
+    if (action.type === 'end_call') return this.policy.hangUp('agent_hangup');
+    if (action.type === 'transfer') return this.policy.transfer(action.to);
+    this.policy.armIdle();
   }
 
   // ---- barge-in -----------------------------------------------------------------------------
 
   private onInterruption(speechStartMs: number, detectedAtMs: number): void {
     const reply = this.currentReply;
-    if (!reply || reply.cancelled || !reply.tracker.playing || !this.config.interruptions.enabled || this.ending) return;
+    if (!reply || reply.cancelled || !reply.tracker.playing || !this.config.interruptions.enabled || this.policy.ending) return;
     this.interrupt(reply, 'speech', speechStartMs, detectedAtMs);
   }
 
@@ -444,13 +437,13 @@ export class PipelineAgentSession implements AgentSession {
     const clearedAtMs = this.clock.nowMs();
     reply.cancel();
     this.interruptions.setArmed(false);
-    this.recordInterruptedReply(reply, 'barge_in');
+    this.recordInterruptedReply(reply, 'barge_in', clearedAtMs);
     this.context.recorder.event('barge_in', {
       cause,
       replyId: reply.id,
-      speechStartMs: speechStartMs === undefined ? null : (this.arrivals.arrivalOf(speechStartMs) ?? null),
+      speechStartMs: speechStartMs === undefined ? null : (this.callerAudio.arrivalOf(speechStartMs) ?? null),
       // When the frame that completed minSpeechMs of speech arrived: the platform's share of a barge-in = clearedAtMs - this.
-      decisionFrameMs: detectedAtMs === undefined ? null : roundOrNull(this.arrivals.arrivalOf(detectedAtMs) ?? null),
+      decisionFrameMs: detectedAtMs === undefined ? null : roundOrNull(this.callerAudio.arrivalOf(detectedAtMs) ?? null),
       clearedAtMs: CallClock.round(clearedAtMs),
       heardText: reply.tracker.heardText,
     });
@@ -458,14 +451,15 @@ export class PipelineAgentSession implements AgentSession {
     if (this.currentReply === reply) this.currentReply = undefined;
   }
 
-  private recordInterruptedReply(reply: AssistantReply, why: string, timing: UserTurnTiming | null = null): void {
+  private recordInterruptedReply(reply: AssistantReply, why: string, interruptedAtMs: number): void {
+    const timing = this.replyTimings.get(reply) ?? null;
     reply.writeHeardToHistory();
     // Filler lines said while a tool ran are turns of their own, not part of the model's answer.
     const sent = reply.tracker.sentTextFrom(0);
     if (sent.length === 0) return;
     const startMs = reply.milestones.firstFrameSentMs ?? this.clock.nowMs();
     const index = this.log.turn('assistant', this.currentReplySource, sent, startMs, this.clock.nowMs(), reply.tracker.heardTextFrom(0));
-    if (timing) this.log.latency(index, { ...timing, ...reply.milestones });
+    if (timing) this.log.latency(index, { ...timing, ...reply.milestones, interruptedAtMs });
     this.context.recorder.event('assistant_turn_cut', { index, why });
   }
 
@@ -473,9 +467,9 @@ export class PipelineAgentSession implements AgentSession {
 
   /** A stable partial and a pause: start answering now, held until the final transcript agrees. */
   private maybeSpeculate(): void {
-    if (this.speculation || !this.userSpeechStartedAt || this.partialText.length === 0 || this.ending) return;
+    if (this.speculation || !this.userSpeechStartedAt || this.partialText.length === 0 || this.policy.ending) return;
     if (this.silenceSinceMs === undefined || !this.engines?.asr.supportsPartials) return;
-    const lastFrameMs = this.arrivals.totalSamples / 8;
+    const lastFrameMs = this.callerAudio.totalSamples / 8;
     if (lastFrameMs - this.silenceSinceMs < SPECULATE_AFTER_SILENCE_MS) return;
     const history = this.history.fork();
     history.addUser(this.partialText);
@@ -499,39 +493,10 @@ export class PipelineAgentSession implements AgentSession {
     this.speculation = undefined;
   }
 
-  // ---- idle, max duration, hang-up ----------------------------------------------------------
-
-  private armIdleTimer(): void {
-    clearTimeout(this.idleTimer);
-    if (this.closed || this.ending) return;
-    this.idleTimer = setTimeout(() => void this.onIdle(), this.config.idle.promptAfterMs);
-  }
-
-  private async onIdle(): Promise<void> {
-    if (this.closed || this.ending || this.userSpeechStartedAt || this.currentReply) return;
-    if (this.idlePrompts >= this.config.idle.maxPrompts) {
-      this.context.recorder.event('idle_timeout', { prompts: this.idlePrompts });
-      await this.sayThenHangUp(this.config.idle.goodbye, 'idle_timeout');
-      return;
-    }
-    this.idlePrompts += 1;
-    // The prompt reaches the history as the caller hears it (afterReply / recordInterruptedReply).
-    await this.speakScripted(this.config.idle.prompt, 'idle_prompt');
-  }
-
-  private async onMaxDuration(): Promise<void> {
-    if (this.closed || this.ending) return;
-    const reply = this.currentReply;
-    if (reply && !reply.cancelled && reply.tracker.playing) this.interrupt(reply, 'speech');
-    else reply?.cancel();
-    this.cancelSpeculation();
-    this.context.recorder.event('max_duration_reached', { maxDurationS: this.config.maxDurationS });
-    await this.sayThenHangUp(this.config.maxDurationMessage, 'max_duration');
-  }
+  // ---- closing words ------------------------------------------------------------------------
 
   private async sayThenHangUp(text: string, reason: string): Promise<void> {
-    this.ending = true;
-    clearTimeout(this.idleTimer);
+    this.policy.markEnding();
     const reply = this.newReply();
     this.currentReply = reply;
     this.currentReplySource = 'closing';
@@ -541,18 +506,7 @@ export class PipelineAgentSession implements AgentSession {
       const startMs = reply.milestones.firstFrameSentMs ?? this.clock.nowMs();
       this.log.turn('assistant', 'closing', reply.tracker.sentTextFrom(0), startMs, this.clock.nowMs());
     }
-    await this.hangUp(reason);
-  }
-
-  private async hangUp(reason: string): Promise<void> {
-    if (this.closed) return;
-    this.ending = true;
-    try {
-      await this.context.callControl.hangUp(reason);
-    } catch (error) {
-      this.context.recorder.event('hangup_failed', { message: error instanceof Error ? error.message : String(error) });
-    }
-    this.context.endCall(reason);
+    await this.policy.hangUp(reason);
   }
 
   private fail(code: string, error: unknown): void {

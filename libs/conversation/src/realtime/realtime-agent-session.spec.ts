@@ -48,6 +48,8 @@ class FailingVad extends ScriptedVad {
 
 interface CallOptions {
   config?: AgentConfigInput;
+  /** The model's engine; defaults to one that connects at once. */
+  engine?: Promise<ScriptedSpeechEngine>;
   /** The call's VAD; a rejection stands for a VAD that could not be loaded. */
   vad?: () => Promise<VadStream>;
   tools?: ToolRunner;
@@ -82,7 +84,7 @@ class CallUnderTest {
     const tools: ToolRunner = options.tools ?? { definitions: [], fillerFor: () => undefined, run: async () => succeeded(null) };
     this.session = new RealtimeAgentSession(context, config, this.output, {
       tools,
-      engine: Promise.resolve(this.engine),
+      engine: options.engine ?? Promise.resolve(this.engine),
       createVad: () => {
         this.vadRequests += 1;
         return options.vad ? options.vad() : Promise.resolve(this.vad);
@@ -171,6 +173,9 @@ describe('RealtimeAgentSession', () => {
       // Both ends of the decision are on the call clock: speech start, then the frame that completed minSpeechMs.
       expect(bargeIn!['decisionFrameMs']).toBeGreaterThan(bargeIn!['speechStartMs'] as number);
       expect(c.recorder.turns).toEqual([expect.objectContaining({ role: 'assistant', interrupted: true, heardText: 'We open at nine and' })]);
+      // The cut answer keeps its waterfall, with when it was cut; the model decided the turn, so no frame of ours ended it.
+      expect(c.recorder.latencies).toEqual([expect.objectContaining({ turnIndex: 0, endOfTurnFrameMs: null, interruptedAtMs: expect.any(Number) })]);
+      expect(c.recorder.latencies[0]!.interruptedAtMs).toBeGreaterThanOrEqual(c.recorder.latencies[0]!.firstFrameSentMs as number);
       // The model's own VAD was never needed.
       expect(c.vadRequests).toBe(1);
     });
@@ -212,6 +217,7 @@ describe('RealtimeAgentSession', () => {
       c.output.echoPlayed();
       await settle();
       expect(c.recorder.turns).toEqual([expect.objectContaining({ role: 'assistant', interrupted: false })]);
+      expect(c.recorder.latencies).toEqual([expect.objectContaining({ interruptedAtMs: null })]);
 
       await c.talk(800);
       expect(c.output.clears).toBe(0);
@@ -281,6 +287,34 @@ describe('RealtimeAgentSession', () => {
       c.model.speechStarted();
       await c.wait(400);
       expect(c.output.clears).toBe(1);
+    });
+  });
+
+  describe('while the model connects', () => {
+    function slowEngine(): { engine: Promise<ScriptedSpeechEngine>; connect: () => void; model: ScriptedSpeechEngine } {
+      let connect: () => void = () => undefined;
+      const model = new ScriptedSpeechEngine();
+      return { engine: new Promise((resolve) => (connect = () => resolve(model))), connect: () => connect(), model };
+    }
+
+    it('holds every frame the caller sends and gives them all to the model once it is there', async () => {
+      const slow = slowEngine();
+      const c = await startCall({ engine: slow.engine, config: { interruptions: { enabled: false } } });
+      await c.talk(2000);
+      slow.connect();
+      await settle();
+      expect(slow.model.sessions[0]?.audioBytesReceived).toBe(100 * 160);
+      expect(c.endReasons).toEqual([]);
+    });
+
+    it('ends the call, saying why, rather than drop caller audio when the model takes longer than 10 s of it', async () => {
+      const slow = slowEngine();
+      const c = await startCall({ engine: slow.engine, config: { interruptions: { enabled: false } } });
+      await c.talk(10_000);
+      expect(c.endReasons).toEqual([]);
+      await c.talk(20);
+      expect(c.endReasons).toEqual(['agent_error']);
+      expect(c.eventsOf('error')).toEqual([expect.objectContaining({ code: 'realtime_connect_slow' })]);
     });
   });
 

@@ -9,6 +9,7 @@ import type {
 } from '@switchboard/inference/speech-to-speech';
 import type { VadStream } from '@switchboard/inference/vad';
 import type { AgentAudioOutput, AgentCallContext, AgentSession } from '../agent/agent-session';
+import { CallPolicy } from '../agent/call-policy';
 import { CallClock } from '../call/call-clock';
 import type { AgentConfig } from '../config/agent-config.schema';
 import { promptVariablesOf, renderPromptTemplate, type PromptVariables } from '../config/prompt-variables';
@@ -32,7 +33,6 @@ const MULAW_BYTES_PER_MS = 8;
 /** The model's end-of-speech position is believed only if it lies this close behind the audio sent. */
 const MAX_TRUSTED_VAD_LAG_MS = 10_000;
 /** Failed responses in a row after which the agent gives up and ends the call (as the pipeline agent does). */
-const MAX_CONSECUTIVE_FAILURES = 3;
 
 /** What a realtime session runs on, besides the call. */
 export interface RealtimeSessionDeps {
@@ -73,11 +73,8 @@ export class RealtimeAgentSession implements AgentSession {
   /** Caller audio sent to the model so far: the clock its VAD positions (audio_start/end_ms) run on. */
   private inputBytesSent = 0;
   private speechStartedAtMs: number | undefined;
-  private consecutiveFailures = 0;
-  private idlePrompts = 0;
-  private idleTimer: NodeJS.Timeout | undefined;
-  private maxDurationTimer: NodeJS.Timeout | undefined;
-  private ending = false;
+  /** Idle prompts, the time limit, the failure budget, hang-up and transfer: shared with the pipeline agent. */
+  private readonly policy: CallPolicy;
   private closed = false;
 
   constructor(
@@ -91,6 +88,15 @@ export class RealtimeAgentSession implements AgentSession {
     this.instructions = renderPromptTemplate(this.config.systemPrompt, this.variables);
     this.tools = deps.tools;
     this.dtmf = new DtmfCollector({ onInput: (digits) => this.onDtmfInput(digits) });
+    this.policy = new CallPolicy(context, config, {
+      isBusy: () => this.speech.current !== undefined,
+      say: (text, source) => this.say(text, source),
+      sayThenHangUp: (text, reason) => this.say(text, 'closing', () => this.policy.hangUp(reason)),
+      cutSpeech: () => {
+        const speaking = this.speech.current;
+        if (speaking) this.bargeIn(speaking, 'max_duration');
+      },
+    });
     this.transcript = new RealtimeTranscript(context.recorder, this.clock);
     this.lines = new RequestedLines(this.responses, {
       onTimeout: (line) => {
@@ -104,7 +110,7 @@ export class RealtimeAgentSession implements AgentSession {
       transcript: this.transcript,
       lines: this.lines,
       onPlayingChanged: (playing) => this.interruptions?.setArmed(playing),
-      onItemStarted: () => clearTimeout(this.idleTimer),
+      onItemStarted: () => this.policy.pauseIdle(),
     });
     this.pendingAction = new PendingToolAction((toolName) => {
       this.context.recorder.event('closing_words_timeout', { tool: toolName });
@@ -135,10 +141,24 @@ export class RealtimeAgentSession implements AgentSession {
     // `mulaw`), made with the constructor: a Buffer's slice() would be a view.
     if (this.session) this.sendToModel(this.session, mulaw);
     else if (this.pendingAudio && this.pendingAudio.length < MAX_FRAMES_BEFORE_CONNECTED) this.pendingAudio.push(new Uint8Array(mulaw));
+    else if (this.pendingAudio) this.endForSlowModel();
+  }
+
+  /**
+   * The model has not connected after ~10 s of caller audio. Holding more would grow without bound,
+   * and dropping it would lose what the caller said: the call ends, saying why (as the edge does
+   * when a stream token takes too long to check).
+   */
+  private endForSlowModel(): void {
+    this.pendingAudio = undefined;
+    this.fail(
+      'realtime_connect_slow',
+      new Error(`the speech-to-speech model had not connected after ${MAX_FRAMES_BEFORE_CONNECTED} frames of caller audio; the call was ended rather than drop them`),
+    );
   }
 
   onDtmf(digit: string): void {
-    if (this.closed || this.ending) return;
+    if (this.closed || this.policy.ending) return;
     this.dtmf.push(digit);
   }
 
@@ -151,8 +171,7 @@ export class RealtimeAgentSession implements AgentSession {
     const speaking = this.speech.current;
     if (speaking) this.speech.finish(speaking, true);
     this.closed = true;
-    clearTimeout(this.idleTimer);
-    clearTimeout(this.maxDurationTimer);
+    this.policy.close();
     this.pendingAction.close();
     this.lines.close();
     this.interruptions?.close();
@@ -204,10 +223,9 @@ export class RealtimeAgentSession implements AgentSession {
     });
     for (const frame of this.pendingAudio ?? []) this.sendToModel(session, frame);
     this.pendingAudio = undefined;
-    const remainingMs = this.config.maxDurationS * 1000 - this.clock.nowMs();
-    this.maxDurationTimer = setTimeout(() => this.onMaxDuration(), Math.max(0, remainingMs));
+    this.policy.startMaxDuration(this.clock.nowMs());
     if (this.config.firstMessage !== null) this.say(renderPromptTemplate(this.config.firstMessage, this.variables), 'first_message');
-    else this.armIdleTimer();
+    else this.policy.armIdle();
     for (const digits of this.heldDtmfInputs.splice(0)) this.onDtmfInput(digits);
   }
 
@@ -249,8 +267,7 @@ export class RealtimeAgentSession implements AgentSession {
   // ---- the caller's speech and barge-in -------------------------------------------------------
 
   private onSpeechStarted(): void {
-    clearTimeout(this.idleTimer);
-    this.idlePrompts = 0;
+    this.policy.callerSpoke();
     this.speechStartedAtMs = this.clock.nowMs();
     this.interruptions?.modelSpeechStarted();
   }
@@ -267,7 +284,7 @@ export class RealtimeAgentSession implements AgentSession {
 
   private onCallerInterruption(speech: CallerInterruption): void {
     const item = this.speech.current;
-    if (this.closed || this.ending || !item) return;
+    if (this.closed || this.policy.ending || !item) return;
     this.bargeIn(item, 'speech', speech);
   }
 
@@ -311,7 +328,7 @@ export class RealtimeAgentSession implements AgentSession {
 
   /** A tool is slow: its filler line is said, unless the model is already saying something. */
   private onSlowTool(filler: string): void {
-    if (this.closed || this.ending || !this.session?.isOpen) return;
+    if (this.closed || this.policy.ending || !this.session?.isOpen) return;
     if (this.responses.active || this.lines.pending) {
       this.context.recorder.event('tool_filler_skipped', { reason: 'response_active' });
       return;
@@ -349,29 +366,19 @@ export class RealtimeAgentSession implements AgentSession {
       await this.performPending();
       return;
     }
-    if (this.ending) return;
+    if (this.policy.ending) return;
     // A filler that failed is not worth an apology: the answer with the tool's result follows.
-    if (event.status === 'failed' && line?.source !== 'tool_filler') return this.afterFailedResponse();
+    if (event.status === 'failed' && line?.source !== 'tool_filler') return this.policy.answerFailed();
     // Only a model answer that worked ends a run of failures: a scripted line (the apology) always "works".
-    if (event.status === 'completed' && !line) this.consecutiveFailures = 0;
-    this.armIdleTimer();
-  }
-
-  /** As the pipeline agent: apologise and let the caller repeat; give up after three failures in a row. */
-  private async afterFailedResponse(): Promise<void> {
-    this.consecutiveFailures += 1;
-    if (this.consecutiveFailures >= MAX_CONSECUTIVE_FAILURES) {
-      this.context.recorder.event('agent_gave_up', { consecutiveFailures: this.consecutiveFailures });
-      return this.hangUp('agent_error');
-    }
-    this.say(this.config.apologyMessage, 'apology');
+    if (event.status === 'completed' && !line) this.policy.answerWorked();
+    this.policy.armIdle();
   }
 
   // ---- keypad -------------------------------------------------------------------------------
 
   /** A finished keypad input (`#` or a pause ends it), told to the model in words as the pipeline does. */
   private onDtmfInput(digits: string[]): void {
-    if (this.closed || this.ending) return;
+    if (this.closed || this.policy.ending) return;
     if (!this.session) {
       this.heldDtmfInputs.push(digits);
       return;
@@ -383,14 +390,14 @@ export class RealtimeAgentSession implements AgentSession {
     const now = this.clock.nowMs();
     this.transcript.turn('user', 'dtmf', text, now, now, null);
     this.speech.nextTurnEnd = { endOfSpeechMs: undefined, endOfTurnMs: now };
-    clearTimeout(this.idleTimer);
+    this.policy.pauseIdle();
     this.context.recorder.event('dtmf_forwarded', { digits: digits.join('') });
     // Per-response instructions replace the session's for that response: the agent's own prompt
     // goes along, so answering a key press does not make the model forget who it is.
     this.requestResponse(this.session, `${this.instructions}\n\n${text} on their keypad. React to it.`);
   }
 
-  // ---- tool actions, idle, max duration, hang-up ----------------------------------------------
+  // ---- tool actions -------------------------------------------------------------------------
 
   private async performPending(): Promise<void> {
     if (this.closed) return;
@@ -402,68 +409,15 @@ export class RealtimeAgentSession implements AgentSession {
 
   private async perform(action: ToolAction, modelSpoke: boolean): Promise<void> {
     if (action.type === 'end_call') {
-      if (modelSpoke) return this.hangUp('agent_hangup');
+      if (modelSpoke) return this.policy.hangUp('agent_hangup');
       // The model hung up without a word: the configured goodbye is said first.
-      this.ending = true;
-      return this.say(action.goodbye, 'closing', () => this.hangUp('agent_hangup'));
+      this.policy.markEnding();
+      return this.say(action.goodbye, 'closing', () => this.policy.hangUp('agent_hangup'));
     }
     if (action.type !== 'transfer') return;
-    if (modelSpoke) return this.transfer(action.to);
-    this.ending = true;
-    this.say(action.message, 'closing', () => this.transfer(action.to));
-  }
-
-  private async transfer(to: string): Promise<void> {
-    if (this.closed) return;
-    this.ending = true;
-    try {
-      await this.context.callControl.transfer(to);
-      this.context.recorder.event('call_transferred', { to });
-      this.context.endCall('transferred');
-    } catch (error) {
-      this.ending = false;
-      this.context.recorder.event('transfer_failed', { to, ...errorPayload(error) });
-      this.say("Sorry, I couldn't transfer your call right now.", 'apology');
-    }
-  }
-
-  private armIdleTimer(): void {
-    clearTimeout(this.idleTimer);
-    if (this.closed || this.ending) return;
-    this.idleTimer = setTimeout(() => this.onIdle(), this.config.idle.promptAfterMs);
-  }
-
-  private onIdle(): void {
-    if (this.closed || this.ending || this.speech.current) return;
-    if (this.idlePrompts >= this.config.idle.maxPrompts) {
-      this.context.recorder.event('idle_timeout', { prompts: this.idlePrompts });
-      this.ending = true;
-      this.say(this.config.idle.goodbye, 'closing', () => this.hangUp('idle_timeout'));
-      return;
-    }
-    this.idlePrompts += 1;
-    this.say(this.config.idle.prompt, 'idle_prompt');
-  }
-
-  private onMaxDuration(): void {
-    if (this.closed || this.ending) return;
-    this.context.recorder.event('max_duration_reached', { maxDurationS: this.config.maxDurationS });
-    const speaking = this.speech.current;
-    if (speaking) this.bargeIn(speaking, 'max_duration');
-    this.ending = true;
-    clearTimeout(this.idleTimer);
-    this.say(this.config.maxDurationMessage, 'closing', () => this.hangUp('max_duration'));
-  }
-
-  private async hangUp(reason: string): Promise<void> {
-    if (this.closed) return;
-    this.ending = true;
-    try {
-      await this.context.callControl.hangUp(reason);
-    } catch (error) {
-      this.context.recorder.event('hangup_failed', errorPayload(error));
-    }
-    this.context.endCall(reason);
+    if (modelSpoke) return this.policy.transfer(action.to);
+    this.policy.markEnding();
+    this.say(action.message, 'closing', () => this.policy.transfer(action.to));
   }
 
   private fail(code: string, error: unknown): void {

@@ -1,6 +1,6 @@
+import { CallerAudio, SpeechHysteresis } from '@switchboard/inference/turn';
 import type { VadStream } from '@switchboard/inference/vad';
 import { CallClock } from '../call/call-clock';
-import { AudioArrivals } from '../pipeline/audio-arrivals';
 import { InterruptionDetector } from '../pipeline/interruption-detector';
 import type { ConversationRecorder } from '../records/conversation-records';
 import { errorPayload } from './realtime-errors';
@@ -43,7 +43,8 @@ export class RealtimeInterruptions {
   private held: { pcm: Int16Array; atMs: number }[] | undefined = [];
   /** VAD pushes run one after another: frames come out in order. */
   private chain: Promise<void> = Promise.resolve();
-  private readonly arrivals = new AudioArrivals(8000, 10);
+  /** When each caller frame arrived (the model has the audio itself: no samples are kept here). */
+  private readonly arrivals = new CallerAudio({ sampleRate: 8000, keepSeconds: 10, keepSamples: false });
   private readonly detector: InterruptionDetector;
   private armed = false;
   private modelSpeech: { startedAtMs: number; timer: NodeJS.Timeout } | undefined;
@@ -52,7 +53,7 @@ export class RealtimeInterruptions {
   constructor(private readonly options: RealtimeInterruptionsOptions) {
     const { threshold, minSpeechMs } = options;
     this.detector = new InterruptionDetector(
-      { threshold, negativeThreshold: Math.max(0.01, threshold - 0.15), minSpeechMs },
+      { threshold, negativeThreshold: SpeechHysteresis.defaultNegativeThreshold(threshold), minSpeechMs },
       (speech) => options.onInterruption({ speechStartMs: this.arrivalOf(speech.startMs), decisionFrameMs: this.arrivalOf(speech.detectedAtMs) }),
       (speech) => this.recordBackchannel(this.arrivalOf(speech.startMs), this.arrivalOf(speech.endMs), speech.endMs - speech.startMs, 'local_vad'),
     );

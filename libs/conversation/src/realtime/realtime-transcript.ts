@@ -27,6 +27,8 @@ export class RealtimeTranscript {
     this.recorder.turnLatency({
       turnIndex: index,
       endOfSpeechMs: round(item.turnEnd?.endOfSpeechMs),
+      // The model decides the end of the turn inside its own service: no frame of ours completes it.
+      endOfTurnFrameMs: null,
       endOfTurnMs: round(item.turnEnd?.endOfTurnMs),
       asrFinalMs: null,
       // One model does all three steps: its first audio is its first token and first byte.
@@ -34,6 +36,7 @@ export class RealtimeTranscript {
       ttsFirstByteMs: round(item.firstAudioMs),
       firstFrameSentMs: round(item.firstAudioMs),
       firstMarkEchoedMs: round(item.firstMarkEchoedMs),
+      interruptedAtMs: interrupted ? CallClock.round(this.clock.nowMs()) : null,
     });
   }
 }

@@ -44,15 +44,22 @@ export interface ToolInvocationRecord {
 export interface TurnLatencyRecord {
   /** The assistant turn this waterfall led to. */
   turnIndex: number;
-  /** When the caller stopped speaking (start of the silence that ended the turn). */
+  /** When the caller stopped speaking (arrival of the frame where the silence that ended the turn began). */
   endOfSpeechMs: number | null;
-  /** When the runtime decided the turn was over. */
+  /**
+   * Arrival of the frame that completed the end-of-turn silence: the earliest the turn could be
+   * decided. endOfTurnMs minus this is queueing inside the server (VAD batches, a busy event loop).
+   */
+  endOfTurnFrameMs: number | null;
+  /** When the runtime acted on the end of the turn (decided it was over). */
   endOfTurnMs: number | null;
   asrFinalMs: number | null;
   llmFirstTokenMs: number | null;
   ttsFirstByteMs: number | null;
   firstFrameSentMs: number | null;
   firstMarkEchoedMs: number | null;
+  /** When the reply was cut (barge-in, superseded by the caller's next turn); null when it played out. */
+  interruptedAtMs: number | null;
 }
 
 /**

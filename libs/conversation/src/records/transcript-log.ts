@@ -36,12 +36,14 @@ export class TranscriptLog {
     this.recorder.turnLatency({
       turnIndex,
       endOfSpeechMs: round(steps.endOfSpeechMs),
+      endOfTurnFrameMs: round(steps.endOfTurnFrameMs),
       endOfTurnMs: round(steps.endOfTurnMs),
       asrFinalMs: round(steps.asrFinalMs),
       llmFirstTokenMs: round(steps.llmFirstTokenMs),
       ttsFirstByteMs: round(steps.ttsFirstByteMs),
       firstFrameSentMs: round(steps.firstFrameSentMs),
       firstMarkEchoedMs: round(steps.firstMarkEchoedMs),
+      interruptedAtMs: round(steps.interruptedAtMs),
     });
   }
 }

@@ -1,3 +1,4 @@
+import { SpeechHysteresis } from './speech-hysteresis';
 import type { EndOfTurnClassifier } from './end-of-turn-classifier';
 
 export interface TurnDetectorOptions {
@@ -31,7 +32,7 @@ export function resolveTurnDetectorOptions(options: TurnDetectorOptions): Resolv
   const threshold = options.threshold ?? 0.5;
   const resolved: ResolvedTurnDetectorOptions = {
     threshold,
-    negativeThreshold: options.negativeThreshold ?? Math.max(0.01, threshold - 0.15),
+    negativeThreshold: options.negativeThreshold ?? SpeechHysteresis.defaultNegativeThreshold(threshold),
     minSpeechMs: options.minSpeechMs ?? 250,
     minSilenceMs: options.minSilenceMs ?? 500,
     prefixPaddingMs: options.prefixPaddingMs ?? 300,

@@ -11,7 +11,8 @@
 import { StreamingResampler } from '@switchboard/audio';
 import { EngineError } from '../contracts';
 import type { VadFrame, VadStream } from '../vad/vad-frame';
-import { AudioHistory } from './audio-history';
+import { CallerAudio } from './caller-audio';
+import { SpeechHysteresis } from './speech-hysteresis';
 import { resolveTurnDetectorOptions, type ResolvedTurnDetectorOptions, type TurnDetectorOptions } from './turn-detector-options';
 import type { TurnEndReason, TurnEvent, TurnEventListener } from './turn-events';
 
@@ -19,8 +20,13 @@ type Phase = 'idle' | 'candidate' | 'speaking';
 
 export class TurnDetector {
   private readonly options: ResolvedTurnDetectorOptions;
-  private readonly history: AudioHistory;
+  /** The call's audio: the agent's own buffer when it shares it, else one of this detector's. */
+  private readonly audioBuffer: CallerAudio;
+  /** This detector appends what it is pushed (false when the agent appends to its shared buffer). */
+  private readonly appendsAudio: boolean;
   private readonly samplesPerMs: number;
+  /** Speech or not, chunk by chunk: the same rule the barge-in detectors use. */
+  private readonly speech: SpeechHysteresis;
   private readonly listeners = new Set<TurnEventListener>();
   private phase: Phase = 'idle';
   private speechStartMs = 0;
@@ -32,13 +38,25 @@ export class TurnDetector {
   private lastFrameEndMs = 0;
   private closed = false;
 
+  /**
+   * `sharedAudio`: the call's caller-audio buffer, which the agent appends every frame to before it
+   * pushes the frame here (the audio is then buffered once per call). Without it the detector keeps
+   * its own, long enough for the longest turn.
+   */
   constructor(
     private readonly vad: VadStream,
     options: TurnDetectorOptions = {},
+    sharedAudio?: CallerAudio,
   ) {
     this.options = resolveTurnDetectorOptions(options);
     this.samplesPerMs = vad.sampleRate / 1000;
-    this.history = new AudioHistory(vad.sampleRate * 4);
+    this.speech = new SpeechHysteresis(this.options);
+    if (sharedAudio && sharedAudio.sampleRate !== vad.sampleRate) {
+      throw new EngineError('turn-detector', 'bad_request', `the shared caller audio is at ${sharedAudio.sampleRate} Hz, the VAD at ${vad.sampleRate} Hz`, false);
+    }
+    this.appendsAudio = sharedAudio === undefined;
+    this.audioBuffer =
+      sharedAudio ?? new CallerAudio({ sampleRate: vad.sampleRate, keepSeconds: Math.ceil((this.options.maxTurnMs + this.options.prefixPaddingMs) / 1000) + 1 });
   }
 
   get callId(): string {
@@ -54,8 +72,9 @@ export class TurnDetector {
   async push(pcm8k: Int16Array): Promise<void> {
     if (this.closed) return;
     if (!(pcm8k instanceof Int16Array)) throw new EngineError('turn-detector', 'bad_request', 'turn detection input must be 16-bit PCM in an Int16Array', false);
-    // Appended now, in push order, so the history always runs ahead of the VAD frames.
-    this.history.append(pcm8k);
+    // Appended now, in push order, so the audio always runs ahead of the VAD frames (a shared
+    // buffer was appended to by the agent before this push).
+    if (this.appendsAudio) this.audioBuffer.append(pcm8k);
     for (const frame of await this.vad.push(pcm8k)) {
       if (this.closed) return;
       this.onFrame(frame);
@@ -70,29 +89,27 @@ export class TurnDetector {
   }
 
   private onFrame(frame: VadFrame): void {
-    const { threshold, negativeThreshold, minSpeechMs, minSilenceMs, maxTurnMs } = this.options;
-    const p = frame.probability;
+    const { minSpeechMs, minSilenceMs, maxTurnMs } = this.options;
+    const speaking = this.speech.update(frame.probability);
     this.lastFrameEndMs = frame.endMs;
     switch (this.phase) {
       case 'idle':
-        if (p >= threshold) {
+        if (speaking) {
           this.phase = 'candidate';
           this.speechStartMs = frame.startMs;
           this.confirmIfLongEnough(frame, minSpeechMs);
-        } else {
-          this.history.discardBefore(this.sampleAt(frame.endMs - this.options.prefixPaddingMs));
         }
         return;
       case 'candidate':
-        if (p < negativeThreshold) {
+        if (!speaking) {
           this.phase = 'idle';
           return;
         }
         this.confirmIfLongEnough(frame, minSpeechMs);
         return;
       case 'speaking':
-        if (p >= threshold && this.silenceStartMs !== undefined) this.endPause();
-        else if (p < negativeThreshold && this.silenceStartMs === undefined) this.silenceStartMs = frame.startMs;
+        if (speaking && this.silenceStartMs !== undefined) this.endPause();
+        else if (!speaking && this.silenceStartMs === undefined) this.silenceStartMs = frame.startMs;
         if (this.silenceStartMs !== undefined) {
           const silenceMs = frame.endMs - this.silenceStartMs;
           if (silenceMs >= minSilenceMs) return this.endTurn('silence', this.silenceStartMs);
@@ -130,9 +147,9 @@ export class TurnDetector {
     };
     if (endOfTurnProbability !== undefined) event.endOfTurnProbability = endOfTurnProbability;
     this.phase = 'idle';
+    // A turn cut at maxTurnMs may end mid-speech: the next one starts at `threshold` again.
+    this.speech.reset();
     this.endPause();
-    // Keep the tail: the next turn's prefix padding may reach back into it.
-    this.history.discardBefore(this.sampleAt(this.lastFrameEndMs - this.options.prefixPaddingMs));
     this.emit(event);
   }
 
@@ -161,7 +178,7 @@ export class TurnDetector {
   }
 
   private audio(fromMs: number, toMs: number): Int16Array {
-    return this.history.copy(this.sampleAt(fromMs), this.sampleAt(toMs));
+    return this.audioBuffer.copy(this.sampleAt(fromMs), this.sampleAt(toMs));
   }
 
   private sampleAt(ms: number): number {

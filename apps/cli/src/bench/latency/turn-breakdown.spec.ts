@@ -73,6 +73,8 @@ describe('breakDownCall', () => {
   const latency = (turnIndex: number, endOfSpeechMs: number): TurnLatencyRecord => ({
     turnIndex,
     endOfSpeechMs,
+    endOfTurnFrameMs: endOfSpeechMs + 520,
+    interruptedAtMs: null,
     endOfTurnMs: endOfSpeechMs + 521,
     asrFinalMs: endOfSpeechMs + 561.2,
     llmFirstTokenMs: endOfSpeechMs + 681.3,
