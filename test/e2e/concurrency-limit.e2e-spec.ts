@@ -114,6 +114,26 @@ describe('concurrency limit per organization (e2e)', () => {
     expect((await organization()).activeCalls).toBe(0);
   });
 
+  it('admits exactly up to the limit, in arrival order, when inbound calls arrive together (one group admission)', async () => {
+    expect((await setLimit(4)).status).toBe(200);
+    const callers = Array.from({ length: 10 }, () => callIn());
+    // All dialled within the same moment: they are decided together, under the organization's lock.
+    const answers = await Promise.all(callers.map((caller) => caller.dial()));
+    expect(answers.filter((answer) => !answer.rejected)).toHaveLength(4);
+    for (const refused of answers.filter((answer) => answer.rejected)) expect(refused.sayText).toBe(ALL_AGENTS_BUSY_MESSAGE);
+    const admittedIds = answers.flatMap((answer) => (answer.rejected ? [] : [answer.stream!.parameters['callId']!]));
+    expect(new Set(admittedIds).size).toBe(4);
+    expect((await organization()).activeCalls).toBe(4);
+    // A Twilio retry of an admitted call, arriving together with new calls, gets the same call back with a fresh token.
+    const admittedCaller = callers[answers.findIndex((answer) => !answer.rejected)]!;
+    const [retried, newcomer] = await Promise.all([admittedCaller.dial(), callIn().dial()]);
+    expect(retried.rejected).toBe(false);
+    expect(retried.stream?.parameters['callId']).toBe(admittedIds[0]);
+    expect(newcomer.rejected).toBe(true);
+    for (const callId of admittedIds) expect((await hangUp(callId)).status).toBe(200);
+    expect((await organization()).activeCalls).toBe(0);
+  });
+
   it('refuses everything at limit 0, and goes back to the default with null', async () => {
     expect((await setLimit(0)).status).toBe(200);
     expect((await callOut()).status).toBe(429);

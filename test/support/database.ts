@@ -179,3 +179,20 @@ export async function createOtherOrganizationKey(repos: Pick<TestRepositories, '
   await repos.apiKeys.upsertBootstrapKey(organization.id, rawKey);
   return rawKey;
 }
+
+/**
+ * A client over `prisma` that writes down each operation it is asked for, so a test can show how
+ * many statements a repository method issues (interactive transactions are not seen through it).
+ */
+export function countingPrisma(prisma: PrismaService): { client: PrismaService; operations: string[] } {
+  const operations: string[] = [];
+  const client = prisma.$extends({
+    query: {
+      $allOperations: ({ args, query, operation }) => {
+        operations.push(operation);
+        return query(args);
+      },
+    },
+  });
+  return { client: client as unknown as PrismaService, operations };
+}

@@ -1,5 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { MetricsController } from './metrics/metrics.controller';
+import { ClusterLink } from './cluster/cluster-link';
+import { CallRecordBatching } from './media/record-batching/call-record-batching';
 import { MetricsRegistry } from './metrics/metrics.registry';
 import type { DestinationStream } from 'pino';
 import { APP_FILTER } from '@nestjs/core';
@@ -67,6 +69,7 @@ export class AppModule {
           dataDir: config.database.dataDir,
           migrate: config.database.migrateOnStart,
           poolMax: config.database.poolMax,
+          ...(config.database.sharedEmbeddedUrl === undefined ? {} : { sharedEmbeddedUrl: config.database.sharedEmbeddedUrl }),
           webhooks: { giveUpAfterMs: config.webhooks.giveUpAfterMs },
         }),
       ],
@@ -75,6 +78,8 @@ export class AppModule {
         TwilioAccountController],
       providers: [
         MetricsRegistry,
+        ClusterLink,
+        CallRecordBatching,
         { provide: APP_FILTER, useClass: PersistenceErrorFilter },
         { provide: CONCURRENCY_POLICY, useValue: concurrencyPolicyOf(config) },
         CallAdmissionService,

@@ -28,6 +28,12 @@ export interface DatabaseModuleOptions {
   sessionBounds?: SessionBounds;
   /** Interactive transaction bounds (default: PrismaService's). */
   transactionTimeouts?: TransactionTimeouts;
+  /**
+   * The embedded database as served (and migrated) by another process: the cluster primary
+   * (apps/server/src/cluster). This process connects with one connection, like the process that
+   * serves it, and neither migrates nor stops it. Takes precedence over `dataDir`.
+   */
+  sharedEmbeddedUrl?: string;
 }
 
 export interface DatabaseConnection {
@@ -54,19 +60,11 @@ export async function openDatabaseConnection(
   logger = new Logger('Database'),
 ): Promise<DatabaseConnection> {
   if (options.databaseUrl === undefined) {
-    const embedded = await startEmbeddedPostgres({ dataDir: join(options.dataDir, 'pglite') });
-    logger.log(`Embedded PostgreSQL (PGlite) on 127.0.0.1:${embedded.port}, data in ${embedded.dataDir}`);
-    try {
-      const { durationMs } = await applyMigrations(embedded.connectionString);
-      logger.log(`Migrations applied in ${durationMs} ms`);
-    } catch (error) {
-      await embedded.stop();
-      throw error;
-    }
-    // One connection: see embedded-postgres.ts for why PGlite must not get concurrent sessions.
-    // Every query queues for it, so a burst must be allowed to wait longer than usual.
+    const embedded = options.sharedEmbeddedUrl === undefined ? await serveEmbeddedDatabase(options.dataDir, {}, logger) : null;
+    // One connection per process: see embedded-postgres.ts for why PGlite's single session must
+    // not be shared more than it has to. Every query queues for it, so a burst may wait longer.
     return {
-      connectionString: embedded.connectionString,
+      connectionString: embedded?.connectionString ?? (options.sharedEmbeddedUrl as string),
       poolMax: 1,
       acquireTimeoutMs: EMBEDDED_ACQUIRE_TIMEOUT_MS,
       ...(options.transactionTimeouts ? { transactionTimeouts: options.transactionTimeouts } : {}),
@@ -85,4 +83,25 @@ export async function openDatabaseConnection(
     ...(options.transactionTimeouts ? { transactionTimeouts: options.transactionTimeouts } : {}),
     embedded: null,
   };
+}
+
+/**
+ * Starts the embedded PGlite server on `<dataDir>/pglite` and applies the migrations: what a single
+ * process does at boot, and what the cluster primary does once for all its workers.
+ */
+export async function serveEmbeddedDatabase(
+  dataDir: string,
+  options: { maxConnections?: number } = {},
+  logger = new Logger('Database'),
+): Promise<EmbeddedPostgres> {
+  const embedded = await startEmbeddedPostgres({ dataDir: join(dataDir, 'pglite'), ...options });
+  logger.log(`Embedded PostgreSQL (PGlite) on 127.0.0.1:${embedded.port}, data in ${embedded.dataDir}`);
+  try {
+    const { durationMs } = await applyMigrations(embedded.connectionString);
+    logger.log(`Migrations applied in ${durationMs} ms`);
+  } catch (error) {
+    await embedded.stop();
+    throw error;
+  }
+  return embedded;
 }

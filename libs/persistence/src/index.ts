@@ -1,5 +1,5 @@
 export { DatabaseModule } from './database.module';
-export { DATABASE_CONNECTION, openDatabaseConnection } from './database-connection';
+export { DATABASE_CONNECTION, openDatabaseConnection, serveEmbeddedDatabase } from './database-connection';
 export type { DatabaseConnection, DatabaseModuleOptions } from './database-connection';
 export { PrismaService } from './prisma.service';
 export { TransactionRunner } from './transaction-runner';

@@ -1,6 +1,5 @@
-import type { PrismaService } from '../../../libs/persistence/src/prisma.service';
 import { CALL_EVENT_MAX_BATCH, CallEventRepository } from '../../../libs/persistence/src/repositories/call-event.repository';
-import { createRepositories, createTestPrisma } from '../../support/database';
+import { countingPrisma, createRepositories, createTestPrisma } from '../../support/database';
 import { createInboundCall } from './call-fixtures';
 
 describe('CallEventRepository', () => {
@@ -19,16 +18,8 @@ describe('CallEventRepository', () => {
     }));
 
     // Count the database operations the repository issues for the whole batch.
-    const operations: string[] = [];
-    const counting = prisma.$extends({
-      query: {
-        $allOperations: ({ args, query, operation }) => {
-          operations.push(operation);
-          return query(args);
-        },
-      },
-    });
-    await new CallEventRepository(counting as unknown as PrismaService).appendMany(callId, batch);
+    const { client, operations } = countingPrisma(prisma);
+    await new CallEventRepository(client).appendMany(callId, batch);
     expect(operations).toEqual(['$executeRaw']);
 
     const stored = await repos.callEvents.listForCall(callId);

@@ -43,14 +43,14 @@ describe('ConversationRecordBuffer with the real repository', () => {
     buffer.transcriptTurn({ index: 0, role: 'assistant', source: 'first_message', text: 'Hi!', heardText: null, interrupted: false, startMs: 120, endMs: 900 });
     buffer.transcriptTurn({ index: 1, role: 'user', source: 'speech', text: 'Where is my order?', heardText: null, interrupted: false, startMs: 1500, endMs: 2600 });
     buffer.toolInvocation({ toolCallId: 'call_1', name: 'lookup_order', arguments: { id: 7 }, result: { status: 'shipped' }, error: null, startedAtMs: 3000, latencyMs: 41.5 });
-    buffer.turnLatency({ turnIndex: 2, endOfSpeechMs: 2600.5, endOfTurnMs: 2900, asrFinalMs: 2750, llmFirstTokenMs: 3300, ttsFirstByteMs: 3450, firstFrameSentMs: 3460.25, firstMarkEchoedMs: null });
+    buffer.turnLatency({ turnIndex: 2, endOfSpeechMs: 2600.5, endOfTurnFrameMs: 2895.5, interruptedAtMs: null, endOfTurnMs: 2900, asrFinalMs: 2750, llmFirstTokenMs: 3300, ttsFirstByteMs: 3450, firstFrameSentMs: 3460.25, firstMarkEchoedMs: null });
 
     await buffer.flush();
     expect(warnings).toContain('conversation records not stored yet; will retry');
     expect(await prisma.transcriptTurn.count({ where: { callId } })).toBe(0);
 
     target = new ConversationRecordRepository(prisma);
-    buffer.turnLatency({ turnIndex: 2, endOfSpeechMs: null, endOfTurnMs: null, asrFinalMs: null, llmFirstTokenMs: null, ttsFirstByteMs: null, firstFrameSentMs: null, firstMarkEchoedMs: 3700 });
+    buffer.turnLatency({ turnIndex: 2, endOfSpeechMs: null, endOfTurnFrameMs: null, interruptedAtMs: null, endOfTurnMs: null, asrFinalMs: null, llmFirstTokenMs: null, ttsFirstByteMs: null, firstFrameSentMs: null, firstMarkEchoedMs: 3700 });
     buffer.event('barge_in', { turnIndex: 2 });
     await buffer.close();
 

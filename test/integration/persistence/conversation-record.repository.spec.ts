@@ -179,22 +179,24 @@ describe('ConversationRecordRepository', () => {
     it('merges a later report into the stored waterfall: non-null fields win, null fields keep what is stored', async () => {
       const { callId, organizationId } = await createInboundCall(repos);
       await records.upsertTurnLatencies(callId, [
-        latency(3, { endOfSpeechMs: 5000.25, endOfTurnMs: 5400.5, asrFinalMs: 5350, llmFirstTokenMs: 5800.125, ttsFirstByteMs: 5950, firstFrameSentMs: 5960.75, firstMarkEchoedMs: null }),
+        latency(3, { endOfSpeechMs: 5000.25, endOfTurnFrameMs: 5390, endOfTurnMs: 5400.5, asrFinalMs: 5350, llmFirstTokenMs: 5800.125, ttsFirstByteMs: 5950, firstFrameSentMs: 5960.75, firstMarkEchoedMs: null }),
         latency(1, { endOfSpeechMs: 1200, firstFrameSentMs: 1900 }),
       ]);
-      await records.upsertTurnLatencies(callId, [latency(3, { firstMarkEchoedMs: 6100.5, endOfTurnMs: null })]);
+      await records.upsertTurnLatencies(callId, [latency(3, { firstMarkEchoedMs: 6100.5, endOfTurnMs: null, interruptedAtMs: 6400 })]);
 
       const detail = await repos.calls.findDetail(organizationId, callId);
       expect(detail?.latency.map((l) => l.turnIndex)).toEqual([1, 3]);
       expect(detail?.latency[1]).toEqual({
         turnIndex: 3,
         endOfSpeechMs: 5000.25,
+        endOfTurnFrameMs: 5390,
         endOfTurnMs: 5400.5,
         asrFinalMs: 5350,
         llmFirstTokenMs: 5800.125,
         ttsFirstByteMs: 5950,
         firstFrameSentMs: 5960.75,
         firstMarkEchoedMs: 6100.5,
+        interruptedAtMs: 6400,
         voiceToVoiceMs: 960.5,
         createdAt: expect.any(Date),
       });

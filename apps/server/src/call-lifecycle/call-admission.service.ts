@@ -3,6 +3,7 @@ import {
   assertCallIdentity,
   BUDGET_EXCEEDED_REASON,
   budgetStatusAt,
+  callEventData,
   callIdentityData,
   CallRepository,
   CONCURRENCY_LIMIT_REASON,
@@ -20,6 +21,7 @@ import {
   type Admission,
   type CallRecord,
   type ConcurrencyPolicy,
+  type ConcurrencySnapshot,
   type CreateInboundCallInput,
   type CreateOutboundCallInput,
   type CreateRejectedCallInput,
@@ -28,6 +30,12 @@ import {
 } from '@switchboard/persistence';
 import { enqueueCallEvent } from './call-webhook-events';
 import { CONCURRENCY_POLICY } from './concurrency-policy';
+import { KeyedSerialQueue, waitedTooLong } from './keyed-serial-queue';
+
+/** An admission queued longer than this is dropped: the voice webhook's caller was declined at 8 s. */
+const ADMISSION_QUEUE_MAX_WAIT_MS = 7_000;
+/** Calls decided in one admission transaction at most. */
+const MAX_ADMISSION_GROUP = 100;
 
 /**
  * Opens call records: whether a new call may start (the organization's concurrency limit, its hard
@@ -36,6 +44,11 @@ import { CONCURRENCY_POLICY } from './concurrency-policy';
  */
 @Injectable()
 export class CallAdmissionService {
+  /** One locked admission transaction per organization at a time in this process (see KeyedSerialQueue). */
+  private readonly perOrganization = new KeyedSerialQueue();
+  /** Per organization: inbound calls waiting for the admission running now to finish (the next group). */
+  private readonly formingGroups = new Map<string, InboundEntry[]>();
+
   constructor(
     private readonly transactions: TransactionRunner,
     private readonly calls: CallRepository,
@@ -69,24 +82,91 @@ export class CallAdmissionService {
    */
   async admitInbound(input: CreateInboundCallInput): Promise<Admission<CallRecord>> {
     assertInbound(input);
-    const outcome = await this.transactions.run(async (tx): Promise<Admission<CallRecord> | 'retry'> => {
-      await lockOrganizationCalls(tx, input.organizationId);
-      const data = callIdentityData(input);
-      const earlier = await this.calls.findEndReasonBySid(tx, input.twilioCallSid);
-      // A Twilio retry of a refused call is refused again, for the reason it was (counted once).
-      if (earlier && isRefusalReason(earlier.endReason)) return { admitted: false, ...(await this.repeatedRefusal(tx, input.organizationId, earlier.endReason, data.startedAt)) };
-      if (earlier) return 'retry';
-      const refusal = await this.refusalFor(tx, input.organizationId, data.startedAt);
-      if (refusal) {
-        await this.calls.insert(tx, { ...data, organizationId: input.organizationId, agentId: input.agentId, endReason: refusal.reason, endedAt: data.startedAt });
-        await recordRefusal(tx, { organizationId: input.organizationId, direction: 'inbound', fromNumber: input.fromNumber, toNumber: input.toNumber, refusal, at: data.startedAt });
-        return { admitted: false, ...refusal };
-      }
-      return { admitted: true, call: await this.insertInbound(tx, input) };
-    });
+    const outcome = await new Promise<InboundOutcome>((resolve, reject) => this.joinInboundGroup({ input, queuedAt: performance.now(), resolve, reject }));
     if (outcome === 'retry') return { admitted: true, call: await this.reissue(input) };
-    if (outcome.admitted) this.outbox.committed(1);
     return outcome;
+  }
+
+  /**
+   * Calls of one organization that arrive while its previous admission runs are decided together,
+   * in one transaction under the organization's lock (group admission): one read of the limits,
+   * the count and the budget, one INSERT of the admitted calls, one outbox write. A burst of 250
+   * calls costs tens of short transactions instead of 250 serialised ones, so every caller is
+   * answered within Twilio's patience. Arrival order decides who gets the last free slots.
+   */
+  private joinInboundGroup(entry: InboundEntry): void {
+    const organizationId = entry.input.organizationId;
+    const forming = this.formingGroups.get(organizationId);
+    if (forming && forming.length < MAX_ADMISSION_GROUP) {
+      forming.push(entry);
+      return;
+    }
+    const group = [entry];
+    this.formingGroups.set(organizationId, group);
+    this.perOrganization
+      .run(organizationId, () => {
+        // From here on, later arrivals form the next group.
+        if (this.formingGroups.get(organizationId) === group) this.formingGroups.delete(organizationId);
+        return this.admitGroup(organizationId, group);
+      })
+      .catch((error: unknown) => {
+        if (this.formingGroups.get(organizationId) === group) this.formingGroups.delete(organizationId);
+        for (const member of group) member.reject(error);
+      });
+  }
+
+  private async admitGroup(organizationId: string, group: InboundEntry[]): Promise<void> {
+    // Each member's own wait counts: one that waited too long is dropped, the rest are decided.
+    const live = group.filter((member) => {
+      const stale = waitedTooLong(member.queuedAt, ADMISSION_QUEUE_MAX_WAIT_MS);
+      if (stale) member.reject(stale);
+      return stale === null;
+    });
+    if (live.length === 0) return;
+    const outcomes = await this.transactions.run((tx) => this.decideGroup(tx, organizationId, live.map((member) => member.input)));
+    const admitted = outcomes.filter((outcome) => outcome !== 'retry' && outcome.admitted).length;
+    if (admitted > 0) this.outbox.committed(admitted);
+    live.forEach((member, index) => member.resolve(outcomes[index] as InboundOutcome));
+  }
+
+  private async decideGroup(tx: Tx, organizationId: string, inputs: readonly CreateInboundCallInput[]): Promise<InboundOutcome[]> {
+    await lockOrganizationCalls(tx, organizationId);
+    const earlier = await this.calls.findEndReasonsBySids(tx, inputs.map((input) => input.twilioCallSid));
+    let snapshot = await readConcurrency(tx, organizationId, this.policy);
+    const at = inputs[0]?.at ?? new Date();
+    const budget = await this.hardBudget(tx, organizationId, at);
+    const outcomes: Array<InboundOutcome | { admit: CreateInboundCallInput }> = [];
+    const seen = new Set<string>();
+    for (const input of inputs) {
+      const earlierReason = earlier.get(input.twilioCallSid);
+      // A Twilio retry of a refused call is refused again, for the reason it was (counted once).
+      if (earlierReason !== undefined && isRefusalReason(earlierReason)) {
+        outcomes.push({ admitted: false, ...(earlierReason === CONCURRENCY_LIMIT_REASON ? { reason: earlierReason, snapshot } : await this.repeatedRefusal(tx, organizationId, earlierReason, at)) });
+        continue;
+      }
+      // Recorded before (or earlier in this group): Twilio retried; the call gets a fresh token.
+      if (earlierReason !== undefined || seen.has(input.twilioCallSid)) {
+        outcomes.push('retry');
+        continue;
+      }
+      seen.add(input.twilioCallSid);
+      const refusal = refusalOf(snapshot, budget);
+      if (refusal) {
+        const data = callIdentityData(input);
+        await this.calls.insert(tx, { ...data, organizationId, agentId: input.agentId, endReason: refusal.reason, endedAt: data.startedAt });
+        await recordRefusal(tx, { organizationId, direction: 'inbound', fromNumber: input.fromNumber, toNumber: input.toNumber, refusal, at: data.startedAt });
+        outcomes.push({ admitted: false, ...refusal });
+        continue;
+      }
+      snapshot = { ...snapshot, activeCalls: snapshot.activeCalls + 1 };
+      outcomes.push({ admit: input });
+    }
+    const toInsert = outcomes.flatMap((outcome) => (typeof outcome === 'object' && 'admit' in outcome ? [outcome.admit] : []));
+    const inserted = await this.calls.insertMany(tx, toInsert.map((input) => inboundCallData(input)));
+    // The calls and their call.started webhook events commit together (transactional outbox).
+    await this.outbox.enqueue(tx, inserted.map((call) => ({ organizationId, type: 'call.started' as const, callId: call.id, data: callEventData(call) })));
+    let next = 0;
+    return outcomes.map((outcome) => (typeof outcome === 'object' && 'admit' in outcome ? { admitted: true as const, call: inserted[next++] as CallRecord } : outcome));
   }
 
   /**
@@ -100,33 +180,41 @@ export class CallAdmissionService {
       if (input[field].trim().length === 0) throw invalidInput(`${field} must not be empty`);
     }
     const startedAt = input.at ?? new Date();
-    const outcome = await this.transactions.run(async (tx): Promise<Admission<CallRecord>> => {
-      await lockOrganizationCalls(tx, input.organizationId);
-      const refusal = await this.refusalFor(tx, input.organizationId, startedAt);
-      if (refusal) {
-        await recordRefusal(tx, { organizationId: input.organizationId, direction: 'outbound', fromNumber: input.fromNumber, toNumber: input.toNumber, refusal, at: startedAt });
-        return { admitted: false, ...refusal };
-      }
-      const call = await this.calls.insert(tx, {
-        twilioCallSid: null,
-        twilioAccountSid: input.twilioAccountSid,
-        direction: 'outbound',
-        fromNumber: input.fromNumber,
-        toNumber: input.toNumber,
-        status: 'queued',
-        startedAt,
-        statusTimeline: [{ status: 'queued', at: startedAt.toISOString(), sequenceNumber: null }],
-        organizationId: input.organizationId,
-        agentId: input.agentId,
-        agentConfigVersion: input.agentConfigVersion,
-        variables: input.variables,
-        machineDetection: input.machineDetection,
-      });
-      await enqueueCallEvent(this.outbox, tx, 'call.started', call);
-      return { admitted: true, call };
+    const queuedAt = performance.now();
+    const outcome = await this.perOrganization.run(input.organizationId, async () => {
+      const stale = waitedTooLong(queuedAt, ADMISSION_QUEUE_MAX_WAIT_MS);
+      if (stale) throw stale;
+      return this.transactions.run((tx) => this.reserveOutboundLocked(tx, input, startedAt));
     });
     if (outcome.admitted) this.outbox.committed(1);
     return outcome;
+  }
+
+  /** Under the organization's lock: the outbound call's place, or the refusal (counted). */
+  private async reserveOutboundLocked(tx: Tx, input: CreateOutboundCallInput, startedAt: Date): Promise<Admission<CallRecord>> {
+    await lockOrganizationCalls(tx, input.organizationId);
+    const refusal = await this.refusalFor(tx, input.organizationId, startedAt);
+    if (refusal) {
+      await recordRefusal(tx, { organizationId: input.organizationId, direction: 'outbound', fromNumber: input.fromNumber, toNumber: input.toNumber, refusal, at: startedAt });
+      return { admitted: false, ...refusal };
+    }
+    const call = await this.calls.insert(tx, {
+      twilioCallSid: null,
+      twilioAccountSid: input.twilioAccountSid,
+      direction: 'outbound',
+      fromNumber: input.fromNumber,
+      toNumber: input.toNumber,
+      status: 'queued',
+      startedAt,
+      statusTimeline: [{ status: 'queued', at: startedAt.toISOString(), sequenceNumber: null }],
+      organizationId: input.organizationId,
+      agentId: input.agentId,
+      agentConfigVersion: input.agentConfigVersion,
+      variables: input.variables,
+      machineDetection: input.machineDetection,
+    });
+    await enqueueCallEvent(this.outbox, tx, 'call.started', call);
+    return { admitted: true, call };
   }
 
   /** Records a call turned away on arrival (e.g. unknown number); it is final at once. */
@@ -142,12 +230,12 @@ export class CallAdmissionService {
   /** The rule: over the concurrency limit, or out of budget when the organization chose a hard limit; null admits. */
   private async refusalFor(tx: Tx, organizationId: string, at: Date): Promise<Refusal | null> {
     const snapshot = await readConcurrency(tx, organizationId, this.policy);
-    if (isOverLimit(snapshot)) return { reason: CONCURRENCY_LIMIT_REASON, snapshot };
-    // Spend is only summed for organizations that refuse calls over budget: the voice webhook waits on this.
-    if (!(await hasHardBudget(tx, organizationId))) return null;
-    const budget = await budgetStatusAt(tx, organizationId, at);
-    if (budget && isBudgetExhausted(budget)) return { reason: BUDGET_EXCEEDED_REASON, budget };
-    return null;
+    return refusalOf(snapshot, isOverLimit(snapshot) ? null : await this.hardBudget(tx, organizationId, at));
+  }
+
+  /** The month's spend against the budget, read only for organizations that refuse calls over it (the voice webhook waits on this). */
+  private async hardBudget(tx: Tx, organizationId: string, at: Date): Promise<HardBudget | null> {
+    return (await hasHardBudget(tx, organizationId)) ? budgetStatusAt(tx, organizationId, at) : null;
   }
 
   /** The refusal a retried webhook gets again, described with today's numbers even if they would now admit it. */
@@ -160,14 +248,7 @@ export class CallAdmissionService {
 
   /** The call and its call.started webhook event commit together (transactional outbox). */
   private async insertInbound(tx: Tx, input: CreateInboundCallInput): Promise<CallRecord> {
-    const call = await this.calls.insert(tx, {
-      ...callIdentityData(input),
-      organizationId: input.organizationId,
-      agentId: input.agentId,
-      agentConfigVersion: input.agentConfigVersion,
-      streamTokenHash: input.streamTokenHash,
-      streamTokenExpiresAt: input.streamTokenExpiresAt,
-    });
+    const call = await this.calls.insert(tx, inboundCallData(input));
     await enqueueCallEvent(this.outbox, tx, 'call.started', call);
     return call;
   }
@@ -177,6 +258,35 @@ export class CallAdmissionService {
     if (!call) throw new PersistenceError('conflict', `A call with CallSid ${input.twilioCallSid} is already recorded`);
     return call;
   }
+}
+
+type InboundOutcome = Admission<CallRecord> | 'retry';
+type HardBudget = NonNullable<Awaited<ReturnType<typeof budgetStatusAt>>>;
+
+/** The rule: over the concurrency limit, or out of budget when the organization chose a hard limit; null admits. */
+function refusalOf(snapshot: ConcurrencySnapshot, budget: HardBudget | null): Refusal | null {
+  if (isOverLimit(snapshot)) return { reason: CONCURRENCY_LIMIT_REASON, snapshot };
+  if (budget && isBudgetExhausted(budget)) return { reason: BUDGET_EXCEEDED_REASON, budget };
+  return null;
+}
+
+interface InboundEntry {
+  input: CreateInboundCallInput;
+  queuedAt: number;
+  resolve: (outcome: InboundOutcome) => void;
+  reject: (error: unknown) => void;
+}
+
+/** The row of an admitted inbound call. */
+function inboundCallData(input: CreateInboundCallInput) {
+  return {
+    ...callIdentityData(input),
+    organizationId: input.organizationId,
+    agentId: input.agentId,
+    agentConfigVersion: input.agentConfigVersion,
+    streamTokenHash: input.streamTokenHash,
+    streamTokenExpiresAt: input.streamTokenExpiresAt,
+  };
 }
 
 function assertInbound(input: CreateInboundCallInput): void {

@@ -1,4 +1,3 @@
-import type { CallEventRepository } from '@switchboard/persistence';
 import type { PinoLogger } from 'nestjs-pino';
 import { CallEventBuffer, type PendingCallEvent } from './call-event-buffer';
 
@@ -22,7 +21,7 @@ describe('CallEventBuffer', () => {
   it('keeps a closed call\'s events when the database is down, and writes them, in order, once it is back', async () => {
     jest.useFakeTimers();
     const store = new FlakyEventStore();
-    const buffer = new CallEventBuffer('call-1', store as unknown as CallEventRepository, silentLogger);
+    const buffer = new CallEventBuffer('call-1', store, silentLogger);
     buffer.add('stream_started', { n: 1 });
     buffer.add('dtmf', { digit: '5' });
     buffer.add('stream_closed', { reason: 'stream_stopped' });

@@ -32,7 +32,7 @@ export class CallEventBuffer {
 
   constructor(
     private readonly callId: string,
-    private readonly events: CallEventRepository,
+    private readonly events: Pick<CallEventRepository, 'appendMany'>,
     private readonly logger: PinoLogger,
   ) {}
 

@@ -3,7 +3,7 @@ import type {
   TranscriptTurnRecord,
   TurnLatencyRecord,
 } from '@switchboard/conversation/records/conversation-records';
-import { PersistenceError, type CallEventInput, type CallEventRepository } from '@switchboard/persistence';
+import { PersistenceError, type CallEventInput } from '@switchboard/persistence';
 import type { PinoLogger } from 'nestjs-pino';
 import { CallEventBuffer } from './call-event-buffer';
 import { ConversationRecordBuffer, type ConversationRecordStore } from './conversation-record-buffer';
@@ -69,6 +69,8 @@ function latency(turnIndex: number, fields: Partial<TurnLatencyRecord>): TurnLat
   return {
     turnIndex,
     endOfSpeechMs: null,
+    endOfTurnFrameMs: null,
+    interruptedAtMs: null,
     endOfTurnMs: null,
     asrFinalMs: null,
     llmFirstTokenMs: null,
@@ -90,7 +92,7 @@ function setup(options: ConstructorParameters<typeof ConversationRecordBuffer>[4
   } as unknown as PinoLogger;
   const storedEvents: CallEventInput[] = [];
   const eventRepository = { appendMany: async (_callId: string, events: readonly CallEventInput[]) => void storedEvents.push(...events) };
-  const events = new CallEventBuffer(CALL_ID, eventRepository as unknown as CallEventRepository, logger);
+  const events = new CallEventBuffer(CALL_ID, eventRepository, logger);
   const buffer = new ConversationRecordBuffer(CALL_ID, store, events, logger, options);
   return { store, logged, storedEvents, events, buffer };
 }

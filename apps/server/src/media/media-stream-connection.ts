@@ -104,6 +104,8 @@ export class MediaStreamConnection implements MediaStreamHandler {
   /** What the caller sends while the token is checked, in order, for the agent once it exists. */
   private readonly held: HeldCallerInput;
   private recordedProtocolErrors = 0;
+  private marksCleared = 0;
+  private writesCorked = false;
   /** Events that happen before the token check finishes; recorded once the call is known. */
   private eventsBeforeAuth: { type: string; payload: Record<string, unknown>; at: Date }[] = [];
   private readonly openedAt = Date.now();
@@ -165,7 +167,9 @@ export class MediaStreamConnection implements MediaStreamHandler {
   }
 
   onMark(event: MarkEchoEvent): void {
-    this.record('mark', { name: event.name, cleared: event.wasCleared });
+    // Marks come back several times a second per call: they are counted (stream_closed reports
+    // how many, how many a clear discarded, and how much audio was heard), not stored one row each.
+    if (event.wasCleared) this.marksCleared += 1;
     this.agent?.onMarkEchoed(event.name, event.wasCleared);
   }
 
@@ -306,8 +310,27 @@ export class MediaStreamConnection implements MediaStreamHandler {
 
   private send(text: string): void {
     if (this.socket.readyState !== this.socket.OPEN) return;
+    this.coalesceWritesThisTick();
     this.socket.send(text);
     if (this.firstMediaOutAtMs === undefined && text.startsWith('{"event":"media"')) this.firstMediaOutAtMs = performance.now();
+  }
+
+  /**
+   * A TTS chunk becomes several frames (and marks) in one go: without this each is its own write
+   * syscall. The TCP socket is corked at the first send of a tick and uncorked on the next tick, so
+   * they leave in one write. ws keeps the socket in `_socket` (no public accessor); without it,
+   * sends simply go out one by one.
+   */
+  private coalesceWritesThisTick(): void {
+    if (this.writesCorked) return;
+    const tcp = (this.socket as unknown as { _socket?: { cork(): void; uncork(): void } })._socket;
+    if (typeof tcp?.cork !== 'function') return;
+    this.writesCorked = true;
+    tcp.cork();
+    process.nextTick(() => {
+      this.writesCorked = false;
+      tcp.uncork();
+    });
   }
 
   /** First caller frame in -> first agent frame out, as the server saw it (null if either is missing). */
@@ -341,6 +364,9 @@ export class MediaStreamConnection implements MediaStreamHandler {
           mediaFramesOut: counters.mediaFramesOut,
           marksSent: counters.marksSent,
           marksEchoed: counters.marksEchoed,
+          marksCleared: this.marksCleared,
+          // How far the caller heard the agent: outbound audio up to the last mark echoed as played.
+          heardMs: Math.round(counters.mediaBytesHeard / MULAW_BYTES_PER_MS),
           protocolErrors: counters.protocolErrors,
         });
         await this.recorder?.flush();

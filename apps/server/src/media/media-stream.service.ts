@@ -1,7 +1,7 @@
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '@switchboard/config';
 import { TelephonyAudioInput, TelephonyAudioOutput } from '@switchboard/conversation';
-import { CallEventRepository, CallStreamRepository, ConversationRecordRepository, type StreamAccount } from '@switchboard/persistence';
+import { CallStreamRepository, type StreamAccount } from '@switchboard/persistence';
 import { CallControlError, type CallControl } from '@switchboard/conversation';
 import { PinoLogger } from 'nestjs-pino';
 import type { WebSocket } from 'ws';
@@ -10,6 +10,8 @@ import { CallEndRetrier } from '../call-lifecycle/call-end-retrier';
 import { TwilioRestClientFactory } from '../telephony-control/twilio-rest-client.factory';
 import { TwilioAccountService } from '../twilio-accounts/twilio-account.service';
 import { CallUsageRegistry } from '../usage/call-usage-registry';
+import { ClusterLink } from '../cluster/cluster-link';
+import { CallRecordBatching } from './record-batching/call-record-batching';
 import { CallEventBuffer } from './call-event-buffer';
 import { ConversationRecordBuffer } from './conversation-record-buffer';
 import { MediaStreamConnection } from './media-stream-connection';
@@ -30,15 +32,16 @@ export class MediaStreamService implements OnModuleInit, OnApplicationBootstrap,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly calls: CallStreamRepository,
     private readonly callEnds: CallEndRetrier,
-    private readonly callEvents: CallEventRepository,
     private readonly agents: AgentEngines,
-    private readonly conversationRecords: ConversationRecordRepository,
     private readonly twilioRest: TwilioRestClientFactory,
     private readonly twilioAccounts: TwilioAccountService,
     private readonly usage: CallUsageRegistry,
+    private readonly cluster: ClusterLink,
+    private readonly recordBatching: CallRecordBatching,
     private readonly logger: PinoLogger,
   ) {
     this.logger.setContext(MediaStreamService.name);
+    cluster.onCallNote((note) => this.tellLocalAgent(note.callId, note.answeredBy));
   }
 
   /**
@@ -67,10 +70,18 @@ export class MediaStreamService implements OnModuleInit, OnApplicationBootstrap,
   }
 
   /**
-   * Passes a late answering-machine verdict to the call's live agent, when this process carries its
-   * stream (the record is updated by the webhook either way). Returns whether an agent was told.
+   * Passes a late answering-machine verdict to the call's live agent (the record is updated by the
+   * webhook either way). In a cluster the callback may land on a worker that does not carry the
+   * stream: then every other worker is told, and the one that carries it passes it on. Returns
+   * whether this process's agent was told.
    */
   noteAnsweredBy(callId: string, answeredBy: string): boolean {
+    if (this.tellLocalAgent(callId, answeredBy)) return true;
+    this.cluster.broadcastCallNote({ callId, answeredBy });
+    return false;
+  }
+
+  private tellLocalAgent(callId: string, answeredBy: string): boolean {
     for (const connection of this.connections) {
       if (connection.activeCallId !== callId) continue;
       connection.noteAnsweredBy(answeredBy);
@@ -87,8 +98,8 @@ export class MediaStreamService implements OnModuleInit, OnApplicationBootstrap,
         claimStream: (input) => this.calls.claimMediaStream(input),
         finaliseCall: (callId, end) => this.callEnds.finaliseDurably(callId, end),
         resolveAgent: (engine) => this.agents.resolve(engine),
-        createEventBuffer: (callId) => new CallEventBuffer(callId, this.callEvents, this.logger),
-        createRecorder: (callId, events) => new ConversationRecordBuffer(callId, this.conversationRecords, events, this.logger),
+        createEventBuffer: (callId) => new CallEventBuffer(callId, this.recordBatching.callEvents, this.logger),
+        createRecorder: (callId, events) => new ConversationRecordBuffer(callId, this.recordBatching.conversationRecords, events, this.logger),
         createCallControl: (call) => this.callControl(call.twilioCallSid, call.twilioAccountSid),
         usage: this.usage,
         logger: this.logger,

@@ -98,6 +98,34 @@ export class CallRepository {
     }
   }
 
+  /**
+   * Inserts several calls in one statement (group admission), returned in the order given. A
+   * CallSid already recorded fails the whole statement with `conflict`, like insert().
+   */
+  async insertMany(db: Tx, data: readonly Prisma.CallUncheckedCreateInput[]): Promise<CallRecord[]> {
+    if (data.length === 0) return [];
+    let rows;
+    try {
+      rows = await db.call.createManyAndReturn({ data: [...data], omit: OMIT_INTERNAL_COLUMNS });
+    } catch (error) {
+      if (isUniqueViolation(error)) throw new PersistenceError('conflict', 'One of the CallSids is already recorded');
+      throw error;
+    }
+    // RETURNING order is not promised: put the rows back in the order given, by CallSid.
+    const bySid = new Map(rows.map((row) => [row.twilioCallSid, row]));
+    return data.map((entry) => {
+      const row = bySid.get(entry.twilioCallSid ?? null);
+      if (!row) throw new PersistenceError('conflict', `The call with CallSid ${entry.twilioCallSid} was not returned by its insert`);
+      return toCallRecord(row);
+    });
+  }
+
+  /** The end reasons of the calls with these CallSids (absent ones are not in the map). */
+  async findEndReasonsBySids(db: Tx, twilioCallSids: readonly string[]): Promise<Map<string, string | null>> {
+    const rows = await db.call.findMany({ where: { twilioCallSid: { in: [...twilioCallSids] } }, select: { twilioCallSid: true, endReason: true } });
+    return new Map(rows.map((row) => [row.twilioCallSid as string, row.endReason]));
+  }
+
   /** The end reason of the call with this CallSid, or null when there is none. */
   async findEndReasonBySid(db: Tx, twilioCallSid: string): Promise<{ endReason: string | null } | null> {
     return db.call.findUnique({ where: { twilioCallSid }, select: { endReason: true } });

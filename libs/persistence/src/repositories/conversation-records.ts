@@ -70,12 +70,14 @@ export interface ToolInvocationRecord {
 /** The latency waterfall's offsets, in the order the steps happen. */
 export const TURN_LATENCY_FIELDS = [
   'endOfSpeechMs',
+  'endOfTurnFrameMs',
   'endOfTurnMs',
   'asrFinalMs',
   'llmFirstTokenMs',
   'ttsFirstByteMs',
   'firstFrameSentMs',
   'firstMarkEchoedMs',
+  'interruptedAtMs',
 ] as const;
 export type TurnLatencyField = (typeof TURN_LATENCY_FIELDS)[number];
 
@@ -122,12 +124,14 @@ export function toTurnLatencyRecord(row: TurnLatency): TurnLatencyRecord {
   return {
     turnIndex: row.turnIndex,
     endOfSpeechMs,
+    endOfTurnFrameMs: row.endOfTurnFrameMs,
     endOfTurnMs: row.endOfTurnMs,
     asrFinalMs: row.asrFinalMs,
     llmFirstTokenMs: row.llmFirstTokenMs,
     ttsFirstByteMs: row.ttsFirstByteMs,
     firstFrameSentMs,
     firstMarkEchoedMs: row.firstMarkEchoedMs,
+    interruptedAtMs: row.interruptedAtMs,
     voiceToVoiceMs: endOfSpeechMs !== null && firstFrameSentMs !== null ? firstFrameSentMs - endOfSpeechMs : null,
     createdAt: row.createdAt,
   };
