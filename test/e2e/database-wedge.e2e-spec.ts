@@ -1,9 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { computeTwilioSignature, freeLoopbackPort, newSid, SimulatedTwilioCall } from '@switchboard/testing';
 import { FreezableTcpProxy } from '../support/freezable-tcp-proxy';
+import { ServerFromSource } from '../support/server-from-source';
 import { testDatabaseUrl, isEmbeddedTestDatabase } from '../support/database';
 
 /**
@@ -37,7 +38,7 @@ describeReal('A database that stops answering (e2e, the server in its own proces
   let child: ChildProcess;
   let baseUrl: string;
   let dataDir: string;
-  let output = '';
+  let server: ServerFromSource;
 
   beforeAll(async () => {
     const target = new URL(testDatabaseUrl());
@@ -47,24 +48,20 @@ describeReal('A database that stops answering (e2e, the server in its own proces
     const port = await freeLoopbackPort();
     baseUrl = `http://127.0.0.1:${port}`;
     dataDir = mkdtempSync(join(tmpdir(), 'switchboard-wedge-'));
-    child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', 'apps/server/src/main.ts'], {
-      env: {
-        ...process.env,
-        PORT: String(port),
-        PUBLIC_BASE_URL: baseUrl,
-        DATABASE_URL: proxied.toString(),
-        MIGRATE_ON_START: 'false',
-        DATABASE_POOL_MAX: '2',
-        DATA_DIR: dataDir,
-        TWILIO_AUTH_TOKEN: AUTH_TOKEN,
-        ECHO_AGENT_NUMBER: ECHO_NUMBER,
-        SHUTDOWN_TIMEOUT_MS: String(SHUTDOWN_TIMEOUT_MS),
-        LOG_LEVEL: 'warn',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
+    server = ServerFromSource.spawn({
+      PORT: String(port),
+      PUBLIC_BASE_URL: baseUrl,
+      DATABASE_URL: proxied.toString(),
+      MIGRATE_ON_START: 'false',
+      DATABASE_POOL_MAX: '2',
+      DATA_DIR: dataDir,
+      TWILIO_AUTH_TOKEN: AUTH_TOKEN,
+      ECHO_AGENT_NUMBER: ECHO_NUMBER,
+      SHUTDOWN_TIMEOUT_MS: String(SHUTDOWN_TIMEOUT_MS),
+      WORKERS: '1',
+      LOG_LEVEL: 'warn',
     });
-    child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child = server.child;
     await waitForHealth(baseUrl, child, 90_000);
   }, 120_000);
 
@@ -128,7 +125,7 @@ describeReal('A database that stops answering (e2e, the server in its own proces
     const exited = new Promise<string>((resolve) => child.once('exit', (code, signal) => resolve(`exited (${code ?? signal})`)));
     child.kill('SIGTERM');
     const outcome = await Promise.race([exited, new Promise<string>((resolve) => setTimeout(() => resolve('still running'), SHUTDOWN_TIMEOUT_MS + 5000))]);
-    expect({ outcome, output: outcome === 'still running' ? output.slice(-2000) : '' }).toEqual({ outcome: expect.stringMatching(/^exited/), output: '' });
+    expect({ outcome, output: outcome === 'still running' ? server.output.slice(-2000) : '' }).toEqual({ outcome: expect.stringMatching(/^exited/), output: '' });
     expect(Date.now() - started).toBeLessThan(SHUTDOWN_TIMEOUT_MS + 5000);
   }, 30_000);
 });

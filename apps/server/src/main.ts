@@ -1,9 +1,15 @@
 import 'reflect-metadata';
-import { ConfigValidationError, loadAppConfig } from '@switchboard/config';
+import cluster from 'node:cluster';
+import { ConfigValidationError, loadAppConfig, type AppConfig } from '@switchboard/config';
+import { ClusterPrimary } from './cluster/cluster-primary';
+import { SHARED_EMBEDDED_DATABASE_ENV } from './cluster/cluster-messages';
 import { createServerApp } from './server-app';
 
+/** The primary waits for its workers' own bounded shutdown, then a little longer, then gives up. */
+const PRIMARY_SHUTDOWN_MARGIN_MS = 10_000;
+
 async function main(): Promise<void> {
-  let config;
+  let config: AppConfig;
   try {
     config = loadAppConfig();
   } catch (error) {
@@ -14,6 +20,13 @@ async function main(): Promise<void> {
     }
     throw error;
   }
+  if (cluster.isPrimary && config.workers > 1) {
+    boundShutdown(config.shutdownTimeoutMs + PRIMARY_SHUTDOWN_MARGIN_MS);
+    await new ClusterPrimary(config).start();
+    return;
+  }
+  const sharedEmbeddedUrl = cluster.isWorker ? process.env[SHARED_EMBEDDED_DATABASE_ENV] : undefined;
+  if (sharedEmbeddedUrl !== undefined) config = { ...config, database: { ...config.database, sharedEmbeddedUrl } };
   boundShutdown(config.shutdownTimeoutMs);
   const app = await createServerApp(config);
   await app.listen(config.port, '0.0.0.0');

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { environmentSchema, type Environment } from './environment.schema';
 
 /** The validated, typed configuration every module reads (never `process.env` directly). */
@@ -22,7 +23,14 @@ export interface AppConfig {
     migrateOnStart: boolean;
     /** Pool size for an external database. */
     poolMax: number;
+    /**
+     * Set only inside a cluster worker (never from the environment an operator writes): the
+     * embedded database the primary serves and has migrated. See apps/server/src/cluster.
+     */
+    sharedEmbeddedUrl?: string;
   };
+  /** Server processes (node:cluster workers), each carrying whole calls; 1 runs without a primary. */
+  workers: number;
   adminApiKey: string | undefined;
   /** Undefined: nobody can create organizations through the API. */
   operatorApiKey: string | undefined;
@@ -98,6 +106,7 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     nodeEnv: e.NODE_ENV,
     port: e.PORT,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    workers: e.WORKERS === 'auto' ? availableParallelism() : e.WORKERS,
     publicBaseUrl: e.PUBLIC_BASE_URL ?? `http://localhost:${e.PORT}`,
     twilio: { accountSid: e.TWILIO_ACCOUNT_SID, authToken: e.TWILIO_AUTH_TOKEN, apiBaseUrl: e.TWILIO_API_BASE_URL },
     database: { url: e.DATABASE_URL, dataDir: e.DATA_DIR, migrateOnStart: e.MIGRATE_ON_START, poolMax: e.DATABASE_POOL_MAX },

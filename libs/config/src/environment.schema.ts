@@ -43,6 +43,10 @@ export const environmentSchema = z
       .transform((value) => value === 'true'),
     /** SIGTERM/SIGINT: live calls are ended and stores flushed, but the process exits after this long whatever still waits (a wedged database, a hung socket). */
     SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600_000).default(25_000),
+    /** Server processes: `auto` (one per core) or a number; each takes whole calls, any of them any socket. */
+    WORKERS: z
+      .union([z.literal('auto'), z.coerce.number().int().min(1).max(64)], { message: "must be 'auto' or a whole number from 1 to 64" })
+      .default('auto'),
     /** Connections this process keeps to an external DATABASE_URL (the embedded database always uses one). */
     DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(200).default(10),
     /** Bootstraps the first organization's admin key (stored hashed, never logged). */
