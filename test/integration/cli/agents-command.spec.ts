@@ -1,3 +1,4 @@
+import { mkdtempSync } from 'node:fs';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,7 +13,8 @@ describe('npm run agents (against the real database)', () => {
   const prisma = createTestPrisma();
   const repos = createRepositories(prisma);
   let dir: string;
-  const config = loadAppConfig({ DATABASE_URL: testDatabaseUrl(), MIGRATE_ON_START: 'false', LOG_LEVEL: 'silent', SECRETS_ENCRYPTION_KEY: TEST_SECRETS_ENCRYPTION_KEY });
+  // A data folder of its own: the checkout's ./data (where `npm start` keeps its key file) is not the test's.
+  const config = loadAppConfig({ DATABASE_URL: testDatabaseUrl(), DATA_DIR: mkdtempSync(join(tmpdir(), 'agents-cli-data-')), MIGRATE_ON_START: 'false', LOG_LEVEL: 'silent', SECRETS_ENCRYPTION_KEY: TEST_SECRETS_ENCRYPTION_KEY });
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'agents-cli-'));

@@ -1,4 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { loadAppConfig } from '@switchboard/config';
 import { generateSigningSecret, isStandardWebhooksSecret } from '@switchboard/conversation/tools/webhook-signature';
 import { open, seal, SecretKeyRing } from '@switchboard/secrets';
@@ -77,7 +80,8 @@ describe('npm run secrets (against a real database of its own)', () => {
   });
 
   it('set stores a value read from standard input, and generate-signing a Standard Webhooks secret shown once', async () => {
-    const config = loadAppConfig({ DATABASE_URL: database.url, MIGRATE_ON_START: 'false', LOG_LEVEL: 'silent', SECRETS_ENCRYPTION_KEY: keyB.toString('base64') });
+    // A data folder of its own: the checkout's ./data (where `npm start` keeps its key file) is not the test's.
+    const config = loadAppConfig({ DATABASE_URL: database.url, DATA_DIR: mkdtempSync(join(tmpdir(), 'secrets-cli-data-')), MIGRATE_ON_START: 'false', LOG_LEVEL: 'silent', SECRETS_ENCRYPTION_KEY: keyB.toString('base64') });
     const lines: string[] = [];
     expect(await runSecretsCommand(['set', 'cli-set'], config, (line) => lines.push(line), async () => 'value-from-stdin\n')).toBe(0);
     expect(lines.join('\n')).not.toContain('value-from-stdin');

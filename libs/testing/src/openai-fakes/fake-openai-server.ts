@@ -3,6 +3,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { readWav } from '@switchboard/audio';
 import { chatCompletionEvents, sseData } from './chat-completion-chunks';
 import { delay, writeChunkedResponse } from './chunked-response-writer';
+import { readRequestBody } from '../net/read-request-body';
 import type {
   FakeChatReply,
   FakeEndpoint,
@@ -115,7 +116,7 @@ export class FakeOpenAiServer {
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const body = await readBody(req);
+    const body = await readRequestBody(req);
     const path = (req.url ?? '/').split('?')[0] ?? '/';
     const endpoint = req.method === 'POST' ? ROUTES[path] : undefined;
     const recorded: RecordedRequest = {
@@ -247,14 +248,6 @@ function parseJson(recorded: RecordedRequest): Record<string, any> | undefined {
   }
 }
 
-function readBody(req: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const parts: Buffer[] = [];
-    req.on('data', (part: Buffer) => parts.push(part));
-    req.on('end', () => resolve(Buffer.concat(parts)));
-    req.on('error', reject);
-  });
-}
 
 function sendFailureStatus(res: ServerResponse, failure: Extract<FakeFailure, { kind: 'status' }>): void {
   const headers: Record<string, string> = { 'content-type': 'application/json' };

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { sineTone } from '@switchboard/audio';
-import { chatCompletionEvents } from '@switchboard/testing';
+import { chatCompletionEvents, readRequestBody } from '@switchboard/testing';
 import { ENGINE_DELAYS, LLM_DELTA_INTERVAL_MS, REPLY_TEXT, TTS_AUDIO_MS, TTS_CHUNK_BYTES, TTS_CHUNK_INTERVAL_MS, TTS_SAMPLE_RATE } from './load-settings';
 
 /**
@@ -23,7 +23,7 @@ export async function startBenchEngines(): Promise<{ server: Server; baseUrl: st
 }
 
 async function answer(req: IncomingMessage, res: ServerResponse, speech: Buffer): Promise<void> {
-  const body = await readBody(req);
+  const body = await readRequestBody(req);
   switch (req.url) {
     case '/v1/audio/transcriptions':
       await sleep(ENGINE_DELAYS.asrMs);
@@ -60,14 +60,6 @@ async function answer(req: IncomingMessage, res: ServerResponse, speech: Buffer)
   }
 }
 
-function readBody(req: IncomingMessage): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => resolve(Buffer.concat(chunks)));
-    req.on('error', reject);
-  });
-}
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));

@@ -28,6 +28,8 @@ export interface ScaledCallOutcome {
   callId: string | null;
   /** Caller-observed: end of speech in the caller's audio -> first reply frame received, per utterance. */
   replyLatenciesMs: number[];
+  /** The voice webhook's round trip; null when it failed outright. */
+  answerMs: number | null;
   utterances: number;
   answered: number;
   framesSent: number;
@@ -67,6 +69,8 @@ export class ScaledCall {
   private readonly marks: Array<{ name: string; atMs: number }> = [];
   private silentRun = 0;
   private inReply = false;
+  /** How long the voice webhook took to answer (Twilio waits this long before the caller hears anything). */
+  private answerMs: number | null = null;
   private gaps = 0;
   private gapSamples = 0;
   private framesSent = 0;
@@ -96,6 +100,7 @@ export class ScaledCall {
   async connect(): Promise<void> {
     try {
       const voiceUrl = `${this.target.publicBaseUrl}/twilio/voice`;
+      const dialledAt = performance.now();
       const params = voiceWebhookParams({ accountSid: this.target.accountSid, callSid: this.callSid, from: this.from, to: this.target.to });
       const response = await fetch(`${this.target.serverUrl}/twilio/voice`, {
         method: 'POST',
@@ -103,6 +108,7 @@ export class ScaledCall {
         body: new URLSearchParams(params).toString(),
       });
       const twiml = parseTwiml(await response.text());
+      this.answerMs = performance.now() - dialledAt;
       if (response.status !== 200 || !twiml.stream) throw new Error(`voice webhook answered ${response.status}${twiml.sayText ? `: ${twiml.sayText}` : ''}`);
       const stream = twiml.stream;
       this.callId = stream.parameters['callId'] ?? null;
@@ -165,6 +171,7 @@ export class ScaledCall {
     return {
       callId: this.callId,
       replyLatenciesMs: this.latencies,
+      answerMs: this.answerMs,
       utterances: this.utterances.length,
       answered: this.latencies.length,
       framesSent: this.framesSent,
@@ -199,7 +206,9 @@ export class ScaledCall {
     if (this.pendingReply?.endOfSpeechAtMs != null) {
       this.latencies.push(now - this.pendingReply.endOfSpeechAtMs);
       this.pendingReply = undefined;
-      this.inReply = true;
+      // The reply starts at its first audible sample: the few near-zero samples before it are the
+      // resampler's filter ramping up (its delay, counted in the latency), not silence inside the reply.
+      this.inReply = false;
       this.silentRun = 0;
     }
     for (const byte of Buffer.from(payload, 'base64')) {

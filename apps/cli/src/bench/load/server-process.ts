@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** The server's entry as `npm start` runs it (after `npm run build`). */
@@ -27,9 +27,10 @@ export class ServerProcess {
     child.stderr?.on('data', (chunk: Buffer) => this.keep(chunk));
   }
 
-  static async start(env: Record<string, string>, port: number): Promise<ServerProcess> {
+  /** `nodeArgs`: extra Node options for the server (and its workers), e.g. `--cpu-prof` to profile it. */
+  static async start(env: Record<string, string>, port: number, nodeArgs: string[] = []): Promise<ServerProcess> {
     if (!existsSync(BUILT_SERVER)) throw new Error(`${BUILT_SERVER} is missing: run npm run build first`);
-    const child = spawn(process.execPath, [BUILT_SERVER], { env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...nodeArgs, BUILT_SERVER], { env: { ...process.env, ...env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
     const server = new ServerProcess(child, `http://127.0.0.1:${port}`);
     await server.waitForHealth(120_000);
     return server;
@@ -44,12 +45,24 @@ export class ServerProcess {
     return this.output.slice(-3000);
   }
 
-  /** CPU seconds used so far and resident memory now, read from /proc (Linux). */
+  /**
+   * CPU seconds used so far and resident memory now, read from /proc (Linux), summed over the
+   * server and its descendants (a cluster's primary and workers). CPU of a worker that already
+   * exited is not counted: the bench keeps every worker alive.
+   */
   sample(): ProcessSample {
-    const stat = readFileSync(`/proc/${this.pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const ticks = Number(fields[11]) + Number(fields[12]);
-    const rssKb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${this.pid}/status`, 'utf8'))?.[1] ?? 0);
+    let ticks = 0;
+    let rssKb = 0;
+    for (const pid of processTree(this.pid)) {
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        ticks += Number(fields[11]) + Number(fields[12]);
+        rssKb += Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
+      } catch {
+        // it exited between the listing and the read
+      }
+    }
     return { cpuSeconds: ticks / CLOCK_TICKS_PER_SECOND, rssBytes: rssKb * 1024, atMs: performance.now() };
   }
 
@@ -79,4 +92,22 @@ export class ServerProcess {
     }
     throw new Error(`the server did not become ready within ${timeoutMs} ms:\n${this.tail}`);
   }
+}
+
+/** The pid and all its descendants, from the parent pid in each /proc/<pid>/stat. */
+function processTree(root: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      children.set(parent, [...(children.get(parent) ?? []), Number(entry)]);
+    } catch {
+      // gone already
+    }
+  }
+  const tree = [root];
+  for (let i = 0; i < tree.length; i++) tree.push(...(children.get(tree[i] as number) ?? []));
+  return tree;
 }
