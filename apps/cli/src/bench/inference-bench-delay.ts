@@ -27,17 +27,17 @@ export async function measureSchedulerDelay(device: BenchDevice, streamCount: nu
   const speech = benchSpeech();
   const queueWaits: number[] = [];
   const timers: NodeJS.Timeout[] = [];
-  const pending: Array<Promise<void>> = [];
   try {
     const streams = openStreams(rig.vad, streamCount);
     streams.forEach((stream, index) => {
+      stream.listen({ onFrame: (frame) => void queueWaits.push(frame.queueWaitMs) });
       let offset = (index * 7919 * FRAME_SAMPLES) % (speech.length - FRAME_SAMPLES);
       const start = setTimeout(() => {
         timers.push(
           setInterval(() => {
             const frame = speech.subarray(offset, offset + FRAME_SAMPLES);
             offset = offset + 2 * FRAME_SAMPLES > speech.length ? 0 : offset + FRAME_SAMPLES;
-            pending.push(stream.push(frame).then((frames) => void queueWaits.push(...frames.map((item) => item.queueWaitMs))));
+            stream.push(frame);
           }, FRAME_MS),
         );
       }, Math.random() * FRAME_MS);
@@ -45,7 +45,7 @@ export async function measureSchedulerDelay(device: BenchDevice, streamCount: nu
     });
     await new Promise((resolve) => setTimeout(resolve, durationMs));
     for (const timer of timers) clearInterval(timer);
-    await Promise.all(pending);
+    await Promise.all(streams.map((stream) => stream.drained()));
     for (const stream of streams) stream.close();
     const batches = rig.batches.slice(Math.floor(rig.batches.length / 10)); // skip the warm-up tenth
     return {

@@ -53,5 +53,10 @@ export function openStreams(vad: SileroVad, count: number): SileroVadStream[] {
 
 /** Every stream pushes its next 32 ms chunk at once; resolves when all have their frame. */
 export async function pushRound(streams: readonly SileroVadStream[], chunk: number): Promise<void> {
-  await Promise.all(streams.map((stream, index) => stream.push(chunkFor(index, chunk))));
+  await Promise.all(
+    streams.map((stream, index) => {
+      stream.push(chunkFor(index, chunk));
+      return stream.drained();
+    }),
+  );
 }

@@ -28,7 +28,7 @@ function detector(): {
       index += 1;
       return frame;
     });
-    instance.onFrames(frames);
+    for (const frame of frames) instance.onFrame(frame);
   };
   return { detector: instance, fired, backchannels, feed };
 }

@@ -37,16 +37,13 @@ export class InterruptionDetector {
     }
   }
 
-  onFrames(frames: readonly VadFrame[]): void {
-    for (const frame of frames) this.onFrame(frame);
-  }
-
   /** True while the caller is in a run of speech (for deciding whether a pause has begun). */
   get inSpeech(): boolean {
     return this.runStartMs !== undefined;
   }
 
-  private onFrame(frame: VadFrame): void {
+  /** One VAD frame of the caller's audio, in order. */
+  onFrame(frame: VadFrame): void {
     const speaking = this.speech.update(frame.probability);
     if (this.runStartMs === undefined) {
       if (!speaking) return;

@@ -2,7 +2,7 @@ import { StreamingResampler } from '@switchboard/audio';
 import type { AsrSession } from '@switchboard/inference/asr/asr-engine';
 import { EngineError } from '@switchboard/inference/contracts';
 import { CallerAudio, SpeechHysteresis, TurnDetector, type SpeechStartedEvent, type TurnEndedEvent } from '@switchboard/inference/turn';
-import type { VadFrame, VadStream } from '@switchboard/inference/vad';
+import type { VadFrame } from '@switchboard/inference/vad';
 import type { AgentAudioOutput, AgentCallContext, AgentSession } from '../agent/agent-session';
 import { CallPolicy } from '../agent/call-policy';
 import { CallClock } from '../call/call-clock';
@@ -63,7 +63,6 @@ export class PipelineAgentSession implements AgentSession {
   private turnDetector: TurnDetector | undefined;
   /** Audio that arrived while the engines were being prepared. */
   private pendingAudio: { pcm: Int16Array; atMs: number }[] | undefined = [];
-  private vadChain: Promise<void> = Promise.resolve();
   /** Settles once the engines are ready (or failed). */
   private readonly ready: Promise<void>;
 
@@ -164,7 +163,9 @@ export class PipelineAgentSession implements AgentSession {
     }
     this.engines = engines;
     const threshold = this.config.turn.threshold;
-    this.turnDetector = new TurnDetector(this.observeVad(engines.vad), {
+    // Listening before the detector does: barge-in and the pause tracker see each frame first.
+    engines.vad.listen({ onFrame: (frame) => this.closed || this.onVadFrame(frame), onError: (error) => this.fail('vad_failed', error) });
+    this.turnDetector = new TurnDetector(engines.vad, {
       threshold,
       minSpeechMs: this.config.turn.minSpeechMs,
       minSilenceMs: this.config.turn.minSilenceMs,
@@ -185,35 +186,22 @@ export class PipelineAgentSession implements AgentSession {
     else this.policy.armIdle();
   }
 
-  /** Every VAD frame also goes to the interruption detector and the pause tracker. */
-  private observeVad(vad: VadStream): VadStream {
-    return {
-      callId: vad.callId,
-      sampleRate: vad.sampleRate,
-      chunkSamples: vad.chunkSamples,
-      push: async (pcm) => {
-        const frames = await vad.push(pcm);
-        if (!this.closed) this.onVadFrames(frames);
-        return frames;
-      },
-      reset: () => vad.reset(),
-      close: () => vad.close(),
-    };
-  }
-
   private ingest(pcm: Int16Array, atMs: number): void {
     this.callerAudio.append(pcm, atMs);
     if (this.asrSession && this.asrResampler) this.asrSession.pushAudio(this.asrResampler.process(pcm));
-    const detector = this.turnDetector!;
-    this.vadChain = this.vadChain.then(() => detector.push(pcm)).catch((error: unknown) => this.fail('vad_failed', error));
+    // The VAD stream orders the chunks and delivers their frames to us and the detector.
+    try {
+      this.turnDetector!.push(pcm);
+    } catch (error) {
+      this.fail('vad_failed', error);
+    }
   }
 
-  private onVadFrames(frames: readonly VadFrame[]): void {
-    this.interruptions.onFrames(frames);
-    const last = frames.at(-1);
-    if (!last) return;
+  /** Every VAD frame also goes to the interruption detector and the pause tracker. */
+  private onVadFrame(frame: VadFrame): void {
+    this.interruptions.onFrame(frame);
     if (this.interruptions.inSpeech) this.silenceSinceMs = undefined;
-    else this.silenceSinceMs ??= last.startMs;
+    else this.silenceSinceMs ??= frame.startMs;
     this.maybeSpeculate();
   }
 

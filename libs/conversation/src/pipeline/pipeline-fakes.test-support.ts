@@ -8,7 +8,7 @@ import { EngineError } from '@switchboard/inference/contracts';
 import type { LlmEngine, LlmEvent, LlmRequest } from '@switchboard/inference/llm';
 import { QueuedTtsStream } from '@switchboard/inference/tts/remote';
 import type { TtsEngine, TtsStream } from '@switchboard/inference/tts/tts-engine';
-import type { VadFrame, VadStream } from '@switchboard/inference/vad';
+import { VadListeners, type VadFrame, type VadListener, type VadStream } from '@switchboard/inference/vad';
 import type { AgentAudioOutput } from '../agent/agent-session';
 import type { CallControl } from '../call/call-control';
 
@@ -40,20 +40,29 @@ export function loudnessProbability(chunk: Int16Array): number {
   return loud * 2 > chunk.length ? 0.95 : 0.02;
 }
 
-/** A VAD that decides each 32 ms chunk (256 samples at 8 kHz) with `probabilityOf`, like Silero's framing. */
+/**
+ * A VAD that decides each 32 ms chunk (256 samples at 8 kHz) with `probabilityOf`, like Silero's
+ * framing. Frames are delivered a microtask after the push, in order, as a real stream's are after
+ * its inference run.
+ */
 export class ScriptedVad implements VadStream {
   readonly sampleRate = 8000;
   readonly chunkSamples = 256;
   closed = false;
   private held = new Int16Array(0);
   private nextIndex = 0;
+  private readonly listeners = new VadListeners();
+  private pending = 0;
+  /** Set: every push's chunks fail with it (the inference runtime went away). */
+  failure: Error | undefined;
 
   constructor(
     readonly callId: string,
     private readonly probabilityOf: (chunk: Int16Array) => number = loudnessProbability,
   ) {}
 
-  async push(pcm8k: Int16Array): Promise<VadFrame[]> {
+  push(pcm8k: Int16Array): void {
+    if (this.closed) throw new Error(`VAD stream ${this.callId} is closed`);
     const joined = new Int16Array(this.held.length + pcm8k.length);
     joined.set(this.held);
     joined.set(pcm8k, this.held.length);
@@ -66,13 +75,29 @@ export class ScriptedVad implements VadStream {
       frames.push({ index, startMs: index * chunkMs, endMs: (index + 1) * chunkMs, probability, queueWaitMs: 0, runMs: 0 });
     }
     this.held = joined.slice(at);
-    return frames;
+    if (frames.length === 0) return;
+    this.pending += 1;
+    queueMicrotask(() => {
+      this.pending -= 1;
+      if (!this.closed && this.failure) this.listeners.fail(this.failure);
+      else if (!this.closed) for (const frame of frames) this.listeners.deliver(frame);
+      if (this.pending === 0) this.listeners.drained();
+    });
+  }
+
+  listen(listener: VadListener): () => void {
+    return this.listeners.add(listener);
+  }
+
+  drained(): Promise<void> {
+    return this.listeners.whenDrained(this.pending === 0 || this.closed);
   }
 
   reset(): void {}
 
   close(): void {
     this.closed = true;
+    this.listeners.clear();
   }
 }
 

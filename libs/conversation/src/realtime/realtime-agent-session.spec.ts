@@ -41,9 +41,7 @@ class SlowLookupTool implements ToolRunner {
 
 /** A VAD whose every push fails (the inference runtime went away mid-call). */
 class FailingVad extends ScriptedVad {
-  override async push(): Promise<VadFrame[]> {
-    throw new Error('inference runtime closed');
-  }
+  override failure = new Error('inference runtime closed');
 }
 
 interface CallOptions {

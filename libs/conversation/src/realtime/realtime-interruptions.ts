@@ -41,8 +41,6 @@ export class RealtimeInterruptions {
   private localVad: 'starting' | 'ready' | 'unavailable' = 'starting';
   /** Audio that arrived while the VAD was being created, with when it arrived. */
   private held: { pcm: Int16Array; atMs: number }[] | undefined = [];
-  /** VAD pushes run one after another: frames come out in order. */
-  private chain: Promise<void> = Promise.resolve();
   /** When each caller frame arrived (the model has the audio itself: no samples are kept here). */
   private readonly arrivals = new CallerAudio({ sampleRate: 8000, keepSeconds: 10, keepSamples: false });
   private readonly detector: InterruptionDetector;
@@ -65,11 +63,11 @@ export class RealtimeInterruptions {
     return this.localVad !== 'unavailable';
   }
 
-  /** Caller audio at 8 kHz, in arrival order. Copied: the call edge reuses its buffers. */
+  /** Caller audio at 8 kHz, in arrival order. Held audio is copied (the call edge reuses its buffers); the VAD stream copies what it is pushed. */
   push(pcm: Int16Array): void {
     if (this.closed || this.localVad === 'unavailable') return;
     const atMs = this.options.clock.nowMs();
-    if (this.localVad === 'ready') this.feed(pcm.slice(), atMs);
+    if (this.localVad === 'ready') this.feed(pcm, atMs);
     else if (this.held && this.held.length < MAX_FRAMES_BEFORE_VAD) this.held.push({ pcm: pcm.slice(), atMs });
   }
 
@@ -123,6 +121,13 @@ export class RealtimeInterruptions {
     }
     this.vad = vad;
     this.localVad = 'ready';
+    // The stream orders its chunks and delivers their frames here one by one.
+    vad.listen({
+      onFrame: (frame) => {
+        if (!this.closed && this.localVad === 'ready') this.detector.onFrame(frame);
+      },
+      onError: (error) => this.giveUp('push', error),
+    });
     const held = this.held ?? [];
     this.held = undefined;
     for (const frame of held) this.feed(frame.pcm, frame.atMs);
@@ -131,13 +136,11 @@ export class RealtimeInterruptions {
   private feed(pcm: Int16Array, atMs: number): void {
     const vad = this.vad!;
     this.arrivals.append(pcm, atMs);
-    this.chain = this.chain
-      .then(async () => {
-        if (this.closed || this.localVad !== 'ready') return;
-        const frames = await vad.push(pcm);
-        if (!this.closed && this.localVad === 'ready') this.detector.onFrames(frames);
-      })
-      .catch((error: unknown) => this.giveUp('push', error));
+    try {
+      vad.push(pcm);
+    } catch (error) {
+      this.giveUp('push', error);
+    }
   }
 
   /** The VAD cannot be had: the call goes on, judged by the model's speech events. */

@@ -7,6 +7,7 @@ import { createInferenceRuntime, type OnnxInferenceRuntime } from '../runtime';
 import { SileroVad } from '../vad/silero-vad';
 import { concat, loadSpeech8k, pushInFrames, silence, silentLogger, speechBoundsMs, whiteNoise } from '../vad/speech-fixtures.test-support';
 import type { VadFrame } from '../vad/vad-frame';
+import { pushAndCollect } from '../vad/vad-listeners';
 import type { EndOfTurnClassifier } from './end-of-turn-classifier';
 import { TurnDetector } from './turn-detector';
 import type { TurnDetectorOptions } from './turn-detector-options';
@@ -15,6 +16,12 @@ import type { SpeechStartedEvent, TurnEndedEvent, TurnEvent } from './turn-event
 jest.setTimeout(60_000);
 
 const CHUNK_MS = 32;
+
+/** Push one frame and wait until the detector has acted on what it completed. */
+function pushAndDrain(detector: TurnDetector, frame: Int16Array): Promise<void> {
+  detector.push(frame);
+  return detector.drained();
+}
 
 describe('TurnDetector (real Silero VAD)', () => {
   let runtime: OnnxInferenceRuntime;
@@ -31,14 +38,14 @@ describe('TurnDetector (real Silero VAD)', () => {
     const detector = new TurnDetector(vad.createStream(`call-${++streamCount}`), options);
     const events: TurnEvent[] = [];
     detector.onEvent((event) => events.push(event));
-    await pushInFrames((frame) => detector.push(frame), pcm);
+    await pushInFrames((frame) => pushAndDrain(detector, frame), pcm);
     detector.close();
     return events;
   }
 
   async function vadFrames(pcm: Int16Array): Promise<VadFrame[]> {
     const stream = vad.createStream(`frames-${++streamCount}`);
-    const frames = await stream.push(pcm);
+    const frames = await pushAndCollect(stream, pcm);
     stream.close();
     return frames;
   }
@@ -174,9 +181,9 @@ describe('TurnDetector (real Silero VAD)', () => {
       detector.onEvent((event) => events.push(event));
       // Up to well into the second utterance, then the first pause's (now stale) answer arrives.
       const resumeAtSamples = (first.length / 8 + 350 + 1000) * 8;
-      await pushInFrames((frame) => detector.push(frame), pcm.subarray(0, resumeAtSamples));
+      await pushInFrames((frame) => pushAndDrain(detector, frame), pcm.subarray(0, resumeAtSamples));
       answerLate(0.99);
-      await pushInFrames((frame) => detector.push(frame), pcm.subarray(resumeAtSamples));
+      await pushInFrames((frame) => pushAndDrain(detector, frame), pcm.subarray(resumeAtSamples));
       detector.close();
       const found = turns(events);
       expect(found).toHaveLength(1);
@@ -193,13 +200,13 @@ describe('TurnDetector (real Silero VAD)', () => {
     });
   });
 
-  it('refuses inconsistent options and non-PCM input with clear errors', async () => {
+  it('refuses inconsistent options and non-PCM input with clear errors', () => {
     const stream = vad.createStream('options');
     expect(() => new TurnDetector(stream, { threshold: 0.5, negativeThreshold: 0.6 })).toThrow(/negativeThreshold \(0.6\) must not exceed threshold \(0.5\)/);
     const classifier: EndOfTurnClassifier = { name: 'any', probability: async () => 1 };
     expect(() => new TurnDetector(stream, { endOfTurnClassifier: classifier, eotMinSilenceMs: 600, minSilenceMs: 500 })).toThrow(/eotMinSilenceMs \(600\) must be shorter than minSilenceMs \(500\)/);
     const detector = new TurnDetector(stream);
-    await expect(detector.push(new Uint8Array(160) as unknown as Int16Array)).rejects.toMatchObject({ code: 'bad_request' });
+    expect(() => detector.push(new Uint8Array(160) as unknown as Int16Array)).toThrow(expect.objectContaining({ code: 'bad_request' }));
     detector.close();
   });
 });

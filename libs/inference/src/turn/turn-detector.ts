@@ -57,6 +57,7 @@ export class TurnDetector {
     this.appendsAudio = sharedAudio === undefined;
     this.audioBuffer =
       sharedAudio ?? new CallerAudio({ sampleRate: vad.sampleRate, keepSeconds: Math.ceil((this.options.maxTurnMs + this.options.prefixPaddingMs) / 1000) + 1 });
+    vad.listen({ onFrame: (frame) => this.closed || this.onFrame(frame) });
   }
 
   get callId(): string {
@@ -68,17 +69,23 @@ export class TurnDetector {
     return () => this.listeners.delete(listener);
   }
 
-  /** Feeds 8 kHz audio of any length; resolves once its complete VAD chunks are processed. */
-  async push(pcm8k: Int16Array): Promise<void> {
+  /**
+   * Feeds 8 kHz audio of any length. Returns at once: the VAD stream runs its complete chunks in
+   * order and this detector acts on each frame as it comes (the stream's drained() says when all
+   * of it has run). VAD failures go to the stream's owner, which listens to the stream itself.
+   */
+  push(pcm8k: Int16Array): void {
     if (this.closed) return;
     if (!(pcm8k instanceof Int16Array)) throw new EngineError('turn-detector', 'bad_request', 'turn detection input must be 16-bit PCM in an Int16Array', false);
     // Appended now, in push order, so the audio always runs ahead of the VAD frames (a shared
     // buffer was appended to by the agent before this push).
     if (this.appendsAudio) this.audioBuffer.append(pcm8k);
-    for (const frame of await this.vad.push(pcm8k)) {
-      if (this.closed) return;
-      this.onFrame(frame);
-    }
+    this.vad.push(pcm8k);
+  }
+
+  /** Resolves once every chunk pushed so far has been run and acted on (tests, benchmarks). */
+  drained(): Promise<void> {
+    return this.vad.drained();
   }
 
   close(): void {

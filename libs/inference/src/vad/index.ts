@@ -1,3 +1,4 @@
 export { SileroVad, SILERO_MODEL_NAME, defaultSileroModelPath, type SileroVadOptions } from './silero-vad';
 export { SileroVadStream } from './silero-vad-stream';
-export type { VadFrame, VadStream } from './vad-frame';
+export type { VadFrame, VadListener, VadStream } from './vad-frame';
+export { pushAndCollect, VadListeners } from './vad-listeners';

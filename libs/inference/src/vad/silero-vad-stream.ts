@@ -5,11 +5,16 @@
  * another (each needs the state the previous one produced); chunks of different streams meet in
  * the runtime's batches.
  *
- * Per chunk nothing is allocated here: the model input, the state and the pending samples live
- * in arrays made once per stream (the runtime copies them into its batch).
+ * This is the call's only ordering point for VAD: a push queues samples and, when it completes a
+ * chunk and none is running, starts it; each result delivers its frame and starts the next. A push
+ * that completes no chunk (most 20 ms frames) allocates nothing and makes no promise. Per chunk the
+ * model input, the state and the pending samples live in arrays made once per stream (the runtime
+ * copies them into its batch); the only promise is the runtime's own.
  */
 import { EngineError, type ModelHandle, type TensorData } from '../contracts';
-import type { VadFrame, VadStream } from './vad-frame';
+import type { ModelRunResult } from '../contracts';
+import type { VadListener, VadStream } from './vad-frame';
+import { VadListeners } from './vad-listeners';
 
 const SAMPLE_RATE = 8000;
 const CHUNK_SAMPLES = 256;
@@ -25,15 +30,19 @@ export class SileroVadStream implements VadStream {
   private readonly input = new Float32Array(CONTEXT_SAMPLES + CHUNK_SAMPLES);
   private readonly state = new Float32Array(STATE_SIZE);
   private readonly feeds: Record<string, TensorData>;
+  private readonly listeners = new VadListeners();
   /** Pushed samples not yet run, as a FIFO: [queueStart, queueEnd). Grows only past its capacity. */
   private queue = new Int16Array(CHUNK_SAMPLES * 8);
   private queueStart = 0;
   private queueEnd = 0;
   private samplesPushed = 0;
-  /** Chunks already promised to a push (run, or waiting for the ones before them). */
-  private chunksClaimed = 0;
+  /** Chunks complete in what was pushed; those from nextChunkIndex on have not started. */
+  private chunksComplete = 0;
   private nextChunkIndex = 0;
-  private processing: Promise<unknown> = Promise.resolve();
+  /** The chunk at the runtime now, if any. */
+  private runningIndex: number | undefined;
+  /** Chunk indexes from which the model state starts afresh (reset() calls not yet reached). */
+  private resetsAt: number[] = [];
   private closed = false;
 
   constructor(
@@ -49,57 +58,54 @@ export class SileroVadStream implements VadStream {
   }
 
   /**
-   * Queues the audio (copied now: the caller may reuse its array) and resolves with the frames of
-   * the chunks it completed, once they have run. A leftover under 256 samples waits for the next
-   * push.
+   * Queues the audio (copied now: the caller may reuse its array); a leftover under 256 samples
+   * waits for the next push. Input that is not 16-bit PCM, or a push after close(), is the caller's
+   * mistake and throws at once.
    */
-  push(pcm8k: Int16Array): Promise<VadFrame[]> {
-    if (this.closed) return Promise.reject(new EngineError(ENGINE, 'bad_request', `VAD stream ${this.callId} is closed`, false));
-    if (!(pcm8k instanceof Int16Array)) {
-      return Promise.reject(new EngineError(ENGINE, 'bad_request', 'VAD input must be 16-bit PCM at 8 kHz in an Int16Array', false));
-    }
+  push(pcm8k: Int16Array): void {
+    if (!(pcm8k instanceof Int16Array)) throw new EngineError(ENGINE, 'bad_request', 'VAD input must be 16-bit PCM at 8 kHz in an Int16Array', false);
+    if (this.closed) throw new EngineError(ENGINE, 'bad_request', `VAD stream ${this.callId} is closed`, false);
     this.enqueue(pcm8k);
     this.samplesPushed += pcm8k.length;
-    const chunksComplete = Math.floor(this.samplesPushed / CHUNK_SAMPLES);
-    const count = chunksComplete - this.chunksClaimed;
-    this.chunksClaimed = chunksComplete;
-    const run = this.processing.then(() => this.runChunks(count));
-    // A failed push must not block the next ones: their chunks still run, in order.
-    this.processing = run.catch(() => undefined);
-    return run;
+    this.chunksComplete = Math.floor(this.samplesPushed / CHUNK_SAMPLES);
+    if (this.runningIndex === undefined) this.runNext();
+  }
+
+  listen(listener: VadListener): () => void {
+    return this.listeners.add(listener);
+  }
+
+  drained(): Promise<void> {
+    return this.listeners.whenDrained(this.idle);
   }
 
   reset(): void {
-    this.processing = this.processing.then(() => {
-      this.state.fill(0);
-      this.input.fill(0);
-    });
+    this.resetsAt.push(this.chunksComplete);
   }
 
   close(): void {
     this.closed = true;
     this.queueStart = this.queueEnd = 0;
+    this.listeners.clear();
   }
 
-  /** Runs the chunks one push completed, after those of earlier pushes. */
-  private async runChunks(count: number): Promise<VadFrame[]> {
-    const frames: VadFrame[] = [];
-    for (let done = 0; done < count && !this.closed; done++) {
-      try {
-        frames.push(await this.runChunk());
-      } catch (error) {
-        // Skip the rest of this push's chunks so later pushes stay aligned with the timeline.
-        const skipped = count - done - 1;
-        this.queueStart += skipped * CHUNK_SAMPLES;
-        this.nextChunkIndex += skipped;
-        throw error;
-      }
+  private get idle(): boolean {
+    return this.closed || (this.runningIndex === undefined && this.nextChunkIndex >= this.chunksComplete);
+  }
+
+  /** Starts the next complete chunk, or tells drained() waiters there is none. */
+  private runNext(): void {
+    if (this.closed || this.nextChunkIndex >= this.chunksComplete) {
+      this.runningIndex = undefined;
+      this.listeners.drained();
+      return;
     }
-    return frames;
-  }
-
-  private async runChunk(): Promise<VadFrame> {
     const index = this.nextChunkIndex++;
+    if (this.resetsAt.length > 0 && (this.resetsAt[0] as number) <= index) {
+      this.resetsAt = this.resetsAt.filter((at) => at > index);
+      this.state.fill(0);
+      this.input.fill(0);
+    }
     const input = this.input;
     // Context: the last 32 samples of the previous chunk, already at the end of `input`.
     input.copyWithin(0, CHUNK_SAMPLES, CHUNK_SAMPLES + CONTEXT_SAMPLES);
@@ -107,11 +113,31 @@ export class SileroVadStream implements VadStream {
     const start = this.queueStart;
     for (let i = 0; i < CHUNK_SAMPLES; i++) input[CONTEXT_SAMPLES + i] = queue[start + i]! / 32768;
     this.queueStart += CHUNK_SAMPLES;
-    const result = await this.model.run(this.feeds, { callId: this.callId });
+    this.runningIndex = index;
+    let result: Promise<ModelRunResult>;
+    try {
+      result = this.model.run(this.feeds, { callId: this.callId });
+    } catch (error) {
+      return this.onFailure(error);
+    }
+    void result.then(this.onResult, this.onFailure);
+  }
+
+  /** Bound once: a chunk's result costs no closure. */
+  private readonly onResult = (result: ModelRunResult): void => {
+    const index = this.runningIndex as number;
+    if (this.closed) return this.runNext();
     const probability = result.outputs.output!.data[0] as number;
     this.state.set(result.outputs.stateN!.data as Float32Array);
-    return { index, startMs: index * CHUNK_MS, endMs: (index + 1) * CHUNK_MS, probability, queueWaitMs: result.queueWaitMs, runMs: result.runMs };
-  }
+    this.listeners.deliver({ index, startMs: index * CHUNK_MS, endMs: (index + 1) * CHUNK_MS, probability, queueWaitMs: result.queueWaitMs, runMs: result.runMs });
+    this.runNext();
+  };
+
+  /** The chunk has no frame; the next ones still run, so later frames stay on the timeline. */
+  private readonly onFailure = (error: unknown): void => {
+    if (!this.closed) this.listeners.fail(error);
+    this.runNext();
+  };
 
   private enqueue(pcm: Int16Array): void {
     const pending = this.queueEnd - this.queueStart;

@@ -2,8 +2,10 @@ import { rmsDbfs } from '@switchboard/audio';
 import { EngineError } from '../contracts';
 import { createInferenceRuntime, type OnnxInferenceRuntime } from '../runtime';
 import { SileroVad } from './silero-vad';
+import { SileroVadStream } from './silero-vad-stream';
 import { concat, loadSpeech8k, pushInFrames, silence, silentLogger, SPEECH_FIXTURES, speechBoundsMs, whiteNoise } from './speech-fixtures.test-support';
 import type { VadFrame } from './vad-frame';
+import { pushAndCollect } from './vad-listeners';
 
 jest.setTimeout(60_000);
 
@@ -20,7 +22,7 @@ describe('SileroVad (real v5 weights, 8 kHz, through the inference runtime)', ()
   async function framesOf(callId: string, pcm: Int16Array, frameSamples = 160): Promise<VadFrame[]> {
     const stream = vad.createStream(callId);
     const frames: VadFrame[] = [];
-    await pushInFrames(async (chunk) => frames.push(...(await stream.push(chunk))), pcm, frameSamples);
+    await pushInFrames(async (chunk) => frames.push(...(await pushAndCollect(stream, chunk))), pcm, frameSamples);
     stream.close();
     return frames;
   }
@@ -42,8 +44,8 @@ describe('SileroVad (real v5 weights, 8 kHz, through the inference runtime)', ()
 
   it('reports one frame per 32 ms chunk with its time offsets, keeping a partial chunk for the next push', async () => {
     const stream = vad.createStream('offsets');
-    expect(await stream.push(new Int16Array(200))).toEqual([]);
-    const frames = await stream.push(new Int16Array(600));
+    expect(await pushAndCollect(stream, new Int16Array(200))).toEqual([]);
+    const frames = await pushAndCollect(stream, new Int16Array(600));
     expect(frames.map((frame) => [frame.index, frame.startMs, frame.endMs])).toEqual([
       [0, 0, 32],
       [1, 32, 64],
@@ -67,9 +69,9 @@ describe('SileroVad (real v5 weights, 8 kHz, through the inference runtime)', ()
     const hours = loadSpeech8k('hours');
     const speech = hours.subarray(0, hours.length - (hours.length % 256));
     const stream = vad.createStream('reset');
-    await stream.push(speech);
+    await pushAndCollect(stream, speech);
     stream.reset();
-    const afterReset = await stream.push(speech);
+    const afterReset = await pushAndCollect(stream, speech);
     const fresh = await framesOf('reset-fresh', speech, speech.length);
     expect(afterReset.map((frame) => frame.probability)).toEqual(fresh.map((frame) => frame.probability));
     stream.close();
@@ -99,7 +101,7 @@ describe('SileroVad (real v5 weights, 8 kHz, through the inference runtime)', ()
     const mixedB: VadFrame[] = [];
     const length = Math.min(a.length, b.length);
     for (let start = 0; start < length; start += 160) {
-      const [framesA, framesB] = await Promise.all([streamA.push(a.subarray(start, start + 160)), streamB.push(b.subarray(start, start + 160))]);
+      const [framesA, framesB] = await Promise.all([pushAndCollect(streamA, a.subarray(start, start + 160)), pushAndCollect(streamB, b.subarray(start, start + 160))]);
       mixedA.push(...framesA);
       mixedB.push(...framesB);
     }
@@ -107,13 +109,40 @@ describe('SileroVad (real v5 weights, 8 kHz, through the inference runtime)', ()
     expect(mixedB.map((frame) => frame.probability)).toEqual(aloneB.slice(0, mixedB.length).map((frame) => frame.probability));
   });
 
-  it('rejects audio that is not Int16 PCM, and pushes after close, with clear errors', async () => {
+  it('refuses audio that is not Int16 PCM, and pushes after close, with clear errors', async () => {
     const stream = vad.createStream('bad');
-    await expect(stream.push(new Float32Array(256) as unknown as Int16Array)).rejects.toMatchObject({ code: 'bad_request', retryable: false });
-    expect(await stream.push(new Int16Array(256))).toHaveLength(1);
+    expect(() => stream.push(new Float32Array(256) as unknown as Int16Array)).toThrow(expect.objectContaining({ code: 'bad_request', retryable: false }));
+    expect(await pushAndCollect(stream, new Int16Array(256))).toHaveLength(1);
     stream.close();
-    const closed = stream.push(new Int16Array(256));
-    await expect(closed).rejects.toBeInstanceOf(EngineError);
-    await expect(closed).rejects.toThrow(/closed/);
+    expect(() => stream.push(new Int16Array(256))).toThrow(EngineError);
+    expect(() => stream.push(new Int16Array(256))).toThrow(/closed/);
+  });
+
+  it('delivers every frame in chunk order to each listener, and a failed chunk to onError while later chunks still run', async () => {
+    let calls = 0;
+    const model = {
+      name: 'flaky',
+      device: 'cpu' as const,
+      inputNames: [],
+      outputNames: [],
+      run: () => {
+        calls += 1;
+        if (calls === 2) return Promise.reject(new Error('worker lost'));
+        return Promise.resolve({ outputs: { output: { type: 'float32' as const, data: new Float32Array([calls / 10]), dims: [1, 1] }, stateN: { type: 'float32' as const, data: new Float32Array(256), dims: [2, 1, 128] } }, queueWaitMs: 0, runMs: 1 });
+      },
+    };
+    const stream = new SileroVadStream('flaky', model, { type: 'int64', data: new BigInt64Array([8000n]), dims: [] });
+    const first: number[] = [];
+    const second: number[] = [];
+    const errors: string[] = [];
+    stream.listen({ onFrame: (frame) => first.push(frame.index), onError: (error) => errors.push((error as Error).message) });
+    stream.listen({ onFrame: (frame) => second.push(frame.index) });
+    for (let i = 0; i < 8; i++) stream.push(new Int16Array(160));
+    await stream.drained();
+    // 1280 samples: five chunks; the second failed, the others came in order to both listeners.
+    expect(first).toEqual([0, 2, 3, 4]);
+    expect(second).toEqual([0, 2, 3, 4]);
+    expect(errors).toEqual(['worker lost']);
+    stream.close();
   });
 });

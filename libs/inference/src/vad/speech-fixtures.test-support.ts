@@ -58,7 +58,7 @@ export function concat(...parts: Int16Array[]): Int16Array {
 }
 
 /** Feeds audio the way a call does: 20 ms frames, one after another. */
-export async function pushInFrames(push: (pcm: Int16Array) => Promise<unknown>, pcm: Int16Array, frameSamples = 160): Promise<void> {
+export async function pushInFrames(push: (pcm: Int16Array) => Promise<unknown> | void, pcm: Int16Array, frameSamples = 160): Promise<void> {
   for (let start = 0; start < pcm.length; start += frameSamples) await push(pcm.subarray(start, start + frameSamples));
 }
 

@@ -102,7 +102,10 @@ async function measureFixture(vad: SileroVad, fixture: EndOfTurnFixture, setting
     if (event.type === 'turn_ended') turns.push(event);
   });
   try {
-    await pushInFrames((frame) => detector.push(frame), concatPcm16([fixture.pcm8k, silence(TRAILING_SILENCE_MS)]), FRAME_SAMPLES);
+    await pushInFrames((frame) => {
+      detector.push(frame);
+      return detector.drained();
+    }, concatPcm16([fixture.pcm8k, silence(TRAILING_SILENCE_MS)]), FRAME_SAMPLES);
   } finally {
     detector.close();
   }

@@ -5,11 +5,11 @@
  * for others, its run time, its rows). Diagnostics only: no target is checked on them.
  */
 import type { BatchRecord } from '@switchboard/inference/runtime';
-import type { VadFrame, VadStream } from '@switchboard/inference/vad';
+import type { VadStream } from '@switchboard/inference/vad';
 import { distribution, type Distribution } from './latency-stats';
 
 export interface VadTimingFigures {
-  /** push() -> frames, for pushes that completed a 32 ms chunk. */
+  /** push() of the audio that completed a 32 ms chunk -> that chunk's frame. */
   pushToFrames: Distribution;
   batchGather: Distribution;
   batchRun: Distribution;
@@ -25,18 +25,31 @@ export class VadTimings {
     this.batches.push(batch);
   };
 
-  /** The stream, timed: each push that yields frames records its round trip. */
+  /** The stream, timed: each chunk's frame records how long after the push that completed it it came. */
   timed(stream: VadStream): VadStream {
+    let samplesPushed = 0;
+    const completedAt = new Map<number, number>();
+    stream.listen({
+      onFrame: (frame) => {
+        const at = completedAt.get(frame.index);
+        if (at === undefined) return;
+        completedAt.delete(frame.index);
+        this.pushMs.push(performance.now() - at);
+      },
+    });
     return {
       callId: stream.callId,
       sampleRate: stream.sampleRate,
       chunkSamples: stream.chunkSamples,
-      push: async (pcm: Int16Array): Promise<VadFrame[]> => {
-        const startedAt = performance.now();
-        const frames = await stream.push(pcm);
-        if (frames.length > 0) this.pushMs.push(performance.now() - startedAt);
-        return frames;
+      push: (pcm: Int16Array): void => {
+        const now = performance.now();
+        const before = Math.floor(samplesPushed / stream.chunkSamples);
+        samplesPushed += pcm.length;
+        for (let index = before; index < Math.floor(samplesPushed / stream.chunkSamples); index++) completedAt.set(index, now);
+        stream.push(pcm);
       },
+      listen: (listener) => stream.listen(listener),
+      drained: () => stream.drained(),
       reset: () => stream.reset(),
       close: () => stream.close(),
     };
