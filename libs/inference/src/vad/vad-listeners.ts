@@ -63,6 +63,7 @@ export async function pushAndCollect(stream: { push(pcm: Int16Array): void; list
   } finally {
     stop();
   }
-  if (failure !== undefined) throw failure;
+  if (failure instanceof Error) throw failure;
+  if (failure !== undefined) throw new Error('VAD chunk failed', { cause: failure });
   return frames;
 }

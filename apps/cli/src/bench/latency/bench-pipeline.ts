@@ -94,7 +94,10 @@ async function warmUp(vad: SileroVad): Promise<void> {
   try {
     const audio = new Int16Array(8000);
     for (let i = 0; i < audio.length; i++) audio[i] = Math.round(2000 * Math.sin((2 * Math.PI * 200 * i) / 8000));
-    for (let start = 0; start < audio.length; start += 160) await stream.push(audio.subarray(start, start + 160));
+    for (let start = 0; start < audio.length; start += 160) {
+      stream.push(audio.subarray(start, start + 160));
+      await stream.drained();
+    }
   } finally {
     stream.close();
   }
