@@ -61,9 +61,12 @@ describe('parseCallCommand', () => {
     });
   });
 
-  it('defaults the public base URL to the server URL when PUBLIC_BASE_URL is unset', () => {
+  it('signs for what a server without PUBLIC_BASE_URL checks against (http://localhost:<port>) when PUBLIC_BASE_URL is unset', () => {
     const parsed = parseCallCommand([...BASE, '--server', 'http://127.0.0.1:3111'], { TWILIO_AUTH_TOKEN: 't' });
-    expect(parsed.kind === 'run' && parsed.options.publicBaseUrl).toBe('http://127.0.0.1:3111');
+    expect(parsed.kind === 'run' && parsed.options.publicBaseUrl).toBe('http://localhost:3111');
+    const onDefaults = parseCallCommand(BASE, { TWILIO_AUTH_TOKEN: 't' });
+    expect(onDefaults.kind === 'run' && onDefaults.options.serverUrl).toBe('http://127.0.0.1:3000');
+    expect(onDefaults.kind === 'run' && onDefaults.options.publicBaseUrl).toBe('http://localhost:3000');
   });
 
   it('returns help for --help', () => {

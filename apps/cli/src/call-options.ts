@@ -40,7 +40,7 @@ real-time 20 ms frames. Saves what the agent said (what the caller heard) as a W
                               8 kHz mu-law (.ulaw/.mulaw/.ul), required
   --from <number>             caller id (default +15555550100)
   --server <url>              where the server listens (default http://127.0.0.1:$PORT or :3000)
-  --public-base-url <url>     PUBLIC_BASE_URL the server signs against (default: env, else --server)
+  --public-base-url <url>     PUBLIC_BASE_URL the server signs against (default: env, else the server's own default, http://localhost:<port of --server>)
   --auth-token <token>        default: env TWILIO_AUTH_TOKEN (prefer the env: flags show in ps)
   --account-sid <sid>         default: env TWILIO_ACCOUNT_SID, else a made-up AC sid
   --out <file>                agent audio WAV (default agent.wav)
@@ -88,7 +88,7 @@ export function parseCallCommand(argv: readonly string[], env: NodeJS.ProcessEnv
     if (!E164.test(number)) throw new CallUsageError(`${flag} must be an E.164 number such as +15550001111, got "${number}"`);
   }
   const serverUrl = httpUrl(values.server ?? `http://127.0.0.1:${env['PORT'] || 3000}`, '--server');
-  const publicBaseUrl = httpUrl(values['public-base-url'] ?? (env['PUBLIC_BASE_URL'] || serverUrl), '--public-base-url / PUBLIC_BASE_URL');
+  const publicBaseUrl = httpUrl(values['public-base-url'] ?? (env['PUBLIC_BASE_URL'] || serverDefaultPublicBaseUrl(serverUrl)), '--public-base-url / PUBLIC_BASE_URL');
   const authToken = values['auth-token'] ?? env['TWILIO_AUTH_TOKEN'];
   if (!authToken) throw new CallUsageError('No auth token: set TWILIO_AUTH_TOKEN (the one the server uses) or pass --auth-token');
   const accountSid = values['account-sid'] ?? (env['TWILIO_ACCOUNT_SID'] || undefined);
@@ -139,4 +139,15 @@ function httpUrl(value: string, what: string): string {
 function nonNegativeInteger(value: string, flag: string): number {
   if (!/^\d+$/.test(value)) throw new CallUsageError(`${flag} must be a whole number of milliseconds, got "${value}"`);
   return Number(value);
+}
+
+/**
+ * What a server without PUBLIC_BASE_URL signs against: http://localhost:<its PORT> (libs/config).
+ * Twilio signs the URL it was given, not the address it dials, so the simulated caller must sign
+ * for the same one; the port is the one the caller dials.
+ */
+function serverDefaultPublicBaseUrl(serverUrl: string): string {
+  const url = new URL(serverUrl);
+  const port = url.port || (url.protocol === 'https:' ? '443' : '80');
+  return `http://localhost:${port}`;
 }

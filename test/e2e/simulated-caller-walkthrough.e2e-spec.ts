@@ -1,0 +1,80 @@
+/**
+ * The README's "Dial it without Twilio" walkthrough, exactly as a user types it: the server started
+ * with nothing but a Twilio token, the echo agent's number and an admin key (so PUBLIC_BASE_URL is
+ * the server's default), then `npm run call` in another process with the same token and nothing
+ * else. The caller must sign for the URL the server checks against, or the voice webhook answers
+ * 403 invalid_twilio_signature and the walkthrough fails for every new user.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freeLoopbackPort } from '@switchboard/testing';
+import { ServerFromSource } from '../support/server-from-source';
+
+jest.setTimeout(180_000);
+
+const AUTH_TOKEN = '0123456789abcdef0123456789abcdef';
+const ECHO_NUMBER = '+15551230000';
+const ADMIN_API_KEY = 'sk_local_walkthrough_key_000000';
+
+/** `npm run call -- …` with this environment; resolves with its exit code and what it printed. */
+function runCaller(args: string[], env: Record<string, string>): Promise<{ code: number | null; output: string }> {
+  const inherited = { ...process.env };
+  delete inherited['PUBLIC_BASE_URL'];
+  const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', 'apps/cli/src/call.command.ts', ...args], {
+    env: { ...inherited, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  return new Promise((resolve) => child.on('exit', (code) => resolve({ code, output })));
+}
+
+describe('README walkthrough: the simulated caller against a server on its defaults (e2e, two processes)', () => {
+  let server: ServerFromSource;
+  let dataDir: string;
+  let port: number;
+
+  beforeAll(async () => {
+    port = await freeLoopbackPort();
+    dataDir = mkdtempSync(join(tmpdir(), 'switchboard-walkthrough-'));
+    // PUBLIC_BASE_URL empty is unset: the server signs against its default, http://localhost:<PORT>.
+    server = ServerFromSource.spawn({
+      PORT: String(port),
+      PUBLIC_BASE_URL: '',
+      DATABASE_URL: '',
+      DATA_DIR: dataDir,
+      TWILIO_AUTH_TOKEN: AUTH_TOKEN,
+      ECHO_AGENT_NUMBER: ECHO_NUMBER,
+      ADMIN_API_KEY,
+      WORKERS: '1',
+      LOG_LEVEL: 'warn',
+    });
+    await server.healthy(`http://127.0.0.1:${port}`, 120_000);
+  }, 150_000);
+
+  afterAll(() => {
+    if (server?.child.exitCode === null) server.child.kill('SIGKILL');
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('places the call with only the token set, gets the echo back, and the call is listed by the API', async () => {
+    const out = join(dataDir, 'agent.wav');
+    const caller = await runCaller(['--to', ECHO_NUMBER, '--wav', 'test/fixtures/speech/hours.16k.wav', '--out', out], {
+      TWILIO_AUTH_TOKEN: AUTH_TOKEN,
+      PORT: String(port),
+    });
+    expect(caller.output).not.toMatch(/invalid_twilio_signature|403/);
+    expect(caller.code).toBe(0);
+    expect(caller.output).toMatch(new RegExp(`signed for http://localhost:${port}`));
+    // The echo agent sent the caller's audio back: the saved reply is more than a WAV header.
+    expect(statSync(out).size).toBeGreaterThan(8000);
+
+    const response = await fetch(`http://127.0.0.1:${port}/v1/calls`, { headers: { authorization: `Bearer ${ADMIN_API_KEY}` } });
+    expect(response.status).toBe(200);
+    const calls = (await response.json()) as { data: Array<{ toNumber: string }> };
+    expect(calls.data.map((call) => call.toNumber)).toEqual([ECHO_NUMBER]);
+  });
+});
