@@ -19,20 +19,6 @@ const SHUTDOWN_TIMEOUT_MS = 4000;
 const describeReal = isEmbeddedTestDatabase() ? describe.skip : describe;
 
 
-async function waitForHealth(baseUrl: string, child: ChildProcess, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`the server exited (code ${child.exitCode}) before it answered /health`);
-    try {
-      if ((await fetch(`${baseUrl}/health`)).ok) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  throw new Error(`the server did not answer /health within ${timeoutMs} ms`);
-}
-
 describeReal('A database that stops answering (e2e, the server in its own process)', () => {
   let proxy: FreezableTcpProxy;
   let child: ChildProcess;
@@ -62,7 +48,7 @@ describeReal('A database that stops answering (e2e, the server in its own proces
       LOG_LEVEL: 'warn',
     });
     child = server.child;
-    await waitForHealth(baseUrl, child, 90_000);
+    await server.healthy(baseUrl, 90_000);
   }, 120_000);
 
   afterAll(async () => {

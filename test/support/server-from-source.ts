@@ -22,6 +22,21 @@ export class ServerFromSource {
     return new ServerFromSource(child);
   }
 
+  /** Resolves once `baseUrl`/health answers 200; fails at once if the process exits first. */
+  async healthy(baseUrl: string, timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      if (this.child.exitCode !== null) throw new Error(`the server exited (code ${this.child.exitCode}) before it answered /health:\n${this.printed.slice(-2000)}`);
+      try {
+        if ((await fetch(`${baseUrl}/health`)).ok) return;
+      } catch {
+        // not listening yet
+      }
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    throw new Error(`the server did not answer /health within ${timeoutMs} ms`);
+  }
+
   /** Everything the server printed so far, stdout and stderr interleaved as they arrived. */
   get output(): string {
     return this.printed;
