@@ -15,6 +15,17 @@ export interface StoredTwilioAccount extends SealedSecretColumns {
   updatedAt: Date;
 }
 
+interface StoredTwilioAccountRow {
+  organization_id: string;
+  account_sid: string;
+  key_id: string;
+  /** base64 */
+  nonce: string;
+  ciphertext: string;
+  created_at: Date;
+  updated_at: Date;
+}
+
 /** The Twilio account each organization brings (one per organization; one organization per account). */
 @Injectable()
 export class TwilioAccountRepository {
@@ -42,9 +53,28 @@ export class TwilioAccountRepository {
     return this.prisma.organizationTwilioAccount.findUnique({ where: { organizationId } });
   }
 
+  /**
+   * Every Twilio request (voice webhook, status callback) asks this before its signature can be
+   * checked, so it is one raw statement: a Prisma ORM query costs the event loop ~0.6-0.9 ms in its
+   * query compiler, raw SQL ~0.2 ms (measured), and a burst of calls is that many times this.
+   */
   async findByAccountSid(accountSid: string): Promise<StoredTwilioAccount | null> {
     if (!ACCOUNT_SID_PATTERN.test(accountSid)) return null;
-    return this.prisma.organizationTwilioAccount.findUnique({ where: { accountSid } });
+    // bytea as base64: Prisma 6.19's raw-result serializer cannot return bytea columns ("Cannot serialize value of type object as Bytes").
+    const rows = await this.prisma.$queryRaw<StoredTwilioAccountRow[]>`
+      SELECT organization_id, account_sid, key_id, encode(nonce, 'base64') AS nonce, encode(ciphertext, 'base64') AS ciphertext, created_at, updated_at
+      FROM organization_twilio_accounts WHERE account_sid = ${accountSid}`;
+    const row = rows[0];
+    if (!row) return null;
+    return {
+      organizationId: row.organization_id,
+      accountSid: row.account_sid,
+      keyId: row.key_id,
+      nonce: Buffer.from(row.nonce, 'base64'),
+      ciphertext: Buffer.from(row.ciphertext, 'base64'),
+      createdAt: row.created_at,
+      updatedAt: row.updated_at,
+    };
   }
 
   async delete(organizationId: string): Promise<boolean> {
