@@ -1,5 +1,5 @@
 import { mkdtempSync } from 'node:fs';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadAppConfig } from '@switchboard/config';
@@ -14,7 +14,8 @@ describe('npm run agents (against the real database)', () => {
   const repos = createRepositories(prisma);
   let dir: string;
   // A data folder of its own: the checkout's ./data (where `npm start` keeps its key file) is not the test's.
-  const config = loadAppConfig({ DATABASE_URL: testDatabaseUrl(), DATA_DIR: mkdtempSync(join(tmpdir(), 'agents-cli-data-')), MIGRATE_ON_START: 'false', LOG_LEVEL: 'silent', SECRETS_ENCRYPTION_KEY: TEST_SECRETS_ENCRYPTION_KEY });
+  const dataDir = mkdtempSync(join(tmpdir(), 'agents-cli-data-'));
+  const config = loadAppConfig({ DATABASE_URL: testDatabaseUrl(), DATA_DIR: dataDir, MIGRATE_ON_START: 'false', LOG_LEVEL: 'silent', SECRETS_ENCRYPTION_KEY: TEST_SECRETS_ENCRYPTION_KEY });
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'agents-cli-'));
@@ -22,6 +23,8 @@ describe('npm run agents (against the real database)', () => {
 
   afterAll(async () => {
     await prisma.$disconnect();
+    await rm(dir, { recursive: true, force: true });
+    await rm(dataDir, { recursive: true, force: true });
   });
 
   it('creates the example pipeline agent and routes a number to it', async () => {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadAppConfig } from '@switchboard/config';
@@ -81,7 +81,8 @@ describe('npm run secrets (against a real database of its own)', () => {
 
   it('set stores a value read from standard input, and generate-signing a Standard Webhooks secret shown once', async () => {
     // A data folder of its own: the checkout's ./data (where `npm start` keeps its key file) is not the test's.
-    const config = loadAppConfig({ DATABASE_URL: database.url, DATA_DIR: mkdtempSync(join(tmpdir(), 'secrets-cli-data-')), MIGRATE_ON_START: 'false', LOG_LEVEL: 'silent', SECRETS_ENCRYPTION_KEY: keyB.toString('base64') });
+    const dataDir = mkdtempSync(join(tmpdir(), 'secrets-cli-data-'));
+    const config = loadAppConfig({ DATABASE_URL: database.url, DATA_DIR: dataDir, MIGRATE_ON_START: 'false', LOG_LEVEL: 'silent', SECRETS_ENCRYPTION_KEY: keyB.toString('base64') });
     const lines: string[] = [];
     expect(await runSecretsCommand(['set', 'cli-set'], config, (line) => lines.push(line), async () => 'value-from-stdin\n')).toBe(0);
     expect(lines.join('\n')).not.toContain('value-from-stdin');
@@ -94,5 +95,6 @@ describe('npm run secrets (against a real database of its own)', () => {
     await expect(vault.resolve(defaultOrganization.id, 'cli-signing')).resolves.toMatchObject({ value: shown });
     expect(await runSecretsCommand(['rotate', 'extra'], config, () => undefined)).toBe(2);
     expect(generateSigningSecret()).not.toBe(shown);
+    rmSync(dataDir, { recursive: true, force: true });
   });
 });
