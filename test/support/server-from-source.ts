@@ -1,5 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 
+const SERVER_ARGS = ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', 'apps/server/src/main.ts'] as const;
+
 /**
  * The server as operators run it (`main.ts` in a process of its own, its cluster primary and
  * workers included), started from the TypeScript sources with ts-node, with everything it prints
@@ -15,7 +17,20 @@ export class ServerFromSource {
   }
 
   static spawn(env: Record<string, string>): ServerFromSource {
-    const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', 'apps/server/src/main.ts'], {
+    const child = spawn(process.execPath, [...SERVER_ARGS], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    return new ServerFromSource(child);
+  }
+
+  /**
+   * The same, with a terminal for stdout, as when a person runs `npm start` in a shell: util-linux
+   * `script` gives the server a pseudo-terminal and copies what it shows to our pipe.
+   */
+  static spawnOnTerminal(env: Record<string, string>): ServerFromSource {
+    const command = [process.execPath, ...SERVER_ARGS].map((part) => `'${part}'`).join(' ');
+    const child = spawn('script', ['--quiet', '--flush', '--return', '--command', `exec ${command}`, '/dev/null'], {
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

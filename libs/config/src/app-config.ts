@@ -35,6 +35,7 @@ export interface AppConfig {
   /** Undefined: nobody can create organizations through the API. */
   operatorApiKey: string | undefined;
   logLevel: Environment['LOG_LEVEL'];
+  logFormat: Environment['LOG_FORMAT'];
   inference: {
     modelsDir: string;
     device: Environment['INFERENCE_DEVICE'];
@@ -113,6 +114,7 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     adminApiKey: e.ADMIN_API_KEY,
     operatorApiKey: e.OPERATOR_API_KEY,
     logLevel: e.LOG_LEVEL,
+    logFormat: e.LOG_FORMAT,
     inference: {
       modelsDir: e.MODELS_DIR,
       device: e.INFERENCE_DEVICE,

@@ -54,6 +54,8 @@ export const environmentSchema = z
     /** The deployment operator's key: creates and lists organizations (/v1/organizations). Unset: those routes answer 401. */
     OPERATOR_API_KEY: optionalString(z.string().min(32, { message: 'must be at least 32 characters' })),
     LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
+    /** auto: human-readable lines when stdout is a terminal, JSON (one object a line) otherwise. */
+    LOG_FORMAT: z.enum(['auto', 'json', 'pretty']).default('auto'),
     /** Where pulled models live (`npm run models -- pull <name>`). */
     MODELS_DIR: z.string().min(1).default('./models'),
     /** Execution provider for local inference: CUDA when available (auto), or forced. */

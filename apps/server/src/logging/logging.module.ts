@@ -4,6 +4,7 @@ import { DynamicModule, Module } from '@nestjs/common';
 import type { AppConfig } from '@switchboard/config';
 import { LoggerModule } from 'nestjs-pino';
 import type { DestinationStream } from 'pino';
+import pinoPretty from 'pino-pretty';
 import type { Options as PinoHttpOptions } from 'pino-http';
 
 /** Request headers and body fields that may carry secrets; pino replaces them with "[redacted]". */
@@ -20,11 +21,23 @@ export const REDACTED_PATHS = [
   '*.signingSecret',
 ];
 
-/** Structured JSON logs (pino) with a request id on every line and in every response. */
+/**
+ * Where the log lines go for LOG_FORMAT: `pretty` (and `auto` on a terminal) formats them for a
+ * person with pino-pretty, in this process (a line is formatted after pino redacted it); `json`
+ * (and `auto` into a pipe or file, as under a process manager or in a container) keeps one JSON
+ * object a line on stdout: undefined, pino's own default.
+ */
+export function logDestination(format: AppConfig['logFormat'], stdout: NodeJS.WriteStream = process.stdout): DestinationStream | undefined {
+  const pretty = format === 'pretty' || (format === 'auto' && stdout.isTTY === true);
+  if (!pretty) return undefined;
+  return pinoPretty({ destination: stdout, colorize: stdout.isTTY === true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,service', sync: true });
+}
+
+/** Structured logs (pino) with a request id on every line and in every response; JSON or human-readable (LOG_FORMAT). */
 @Module({})
 export class LoggingModule {
-  /** `destination` defaults to stdout; tests pass a stream to read the lines back. */
-  static forRoot(config: AppConfig, destination?: DestinationStream): DynamicModule {
+  /** `destination` defaults to stdout in LOG_FORMAT; tests pass a stream to read the lines back. */
+  static forRoot(config: AppConfig, destination: DestinationStream | undefined = logDestination(config.logFormat)): DynamicModule {
     const options: PinoHttpOptions = {
       level: config.logLevel,
       redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
