@@ -93,11 +93,24 @@ class CallUnderTest {
     this.output.connect((name, cleared) => this.session.onMarkEchoed(name, cleared));
   }
 
+  /**
+   * Set: frames come in one buffer that is zeroed right after each push, as the call edge reuses
+   * its decode buffer; anything that kept a reference instead of a copy would then hold silence.
+   */
+  reuseFrameBuffer = false;
+  private readonly reusedFrame = new Int16Array(160);
+
   /** The caller talks (loud audio) or is silent for `ms`, in 20 ms frames that arrive in real time. */
   async audio(loud: boolean, ms: number): Promise<void> {
     for (let at = 0; at < ms; at += 20) {
       await jest.advanceTimersByTimeAsync(20);
-      this.session.pushAudio(callerFrame(loud));
+      if (this.reuseFrameBuffer) {
+        this.reusedFrame.set(callerFrame(loud));
+        this.session.pushAudio(this.reusedFrame);
+        this.reusedFrame.fill(0);
+      } else {
+        this.session.pushAudio(callerFrame(loud));
+      }
       await settle();
     }
   }
@@ -235,6 +248,17 @@ describe('PipelineAgentSession', () => {
       const [userTurn] = c.recorder.turns;
       expect(userTurn!.endMs).toBeGreaterThan(userTurn!.startMs);
       expect(latency.interruptedAtMs).toBeNull();
+    });
+
+    it('copies what it keeps of a frame: the edge reuses (and here zeroes) its buffer after each push', async () => {
+      const c = await startCall();
+      c.reuseFrameBuffer = true;
+      c.llm.willAnswer(['We open at nine.']);
+      await c.callerSays('What are your opening hours?');
+      expect(c.asr.sessions).toHaveLength(1);
+      // The recogniser got the caller's speech (from the caller-audio ring, then live), not the zeroed buffer.
+      expect(c.asr.sessions[0]!.pushedEnergy).toBeGreaterThan(0);
+      expect(c.tts.texts).toEqual(['We open at nine.']);
     });
 
     it('sends the first sentence to TTS and the call while the model is still writing', async () => {

@@ -121,11 +121,13 @@ export class PipelineAgentSession implements AgentSession {
   pushAudio(pcm: Int16Array): void {
     if (this.closed) return;
     const atMs = this.clock.nowMs();
+    // `pcm` is the call edge's reused buffer: held audio is copied, live audio is not (ingest
+    // copies what it keeps into the caller-audio ring and the VAD stream's queue).
     if (this.pendingAudio) {
       this.pendingAudio.push({ pcm: pcm.slice(), atMs });
       return;
     }
-    this.ingest(pcm.slice(), atMs);
+    this.ingest(pcm, atMs);
   }
 
   onDtmf(digit: string): void {

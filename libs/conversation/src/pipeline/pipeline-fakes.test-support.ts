@@ -105,6 +105,8 @@ export class ScriptedVad implements VadStream {
 
 export class ScriptedAsrSession implements AsrSession {
   pushedSamples = 0;
+  /** Sum of |sample| over everything pushed: 0 means the recogniser was handed silence. */
+  pushedEnergy = 0;
   cancelled = false;
   finished = false;
   private readonly listeners: ((partial: AsrPartial) => void)[] = [];
@@ -113,6 +115,7 @@ export class ScriptedAsrSession implements AsrSession {
 
   pushAudio(pcm16k: Int16Array): void {
     this.pushedSamples += pcm16k.length;
+    for (const sample of pcm16k) this.pushedEnergy += Math.abs(sample);
   }
 
   onPartial(listener: (partial: AsrPartial) => void): void {
