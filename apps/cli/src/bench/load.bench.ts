@@ -25,6 +25,9 @@ import { loadUtterances, runLevel, type LevelOutcome } from './load/load-driver'
 import { ServerProcess, type ProcessSample } from './load/server-process';
 import { readServerRecords, type ServerRecords, type WaterfallStep } from './load/server-records';
 
+/** `--check` and a target missed; 1 is a run that could not complete. */
+const TARGETS_MISSED_EXIT_CODE = 3;
+
 interface Options {
   levels: number[];
   databaseUrl: string | undefined;
@@ -224,7 +227,8 @@ async function main(): Promise<void> {
     rmSync(dataDir, { recursive: true, force: true });
   }
   const failures = printReport(reports, options);
-  if (options.check && failures > 0) process.exitCode = 1;
+  // Its own exit code, so CI can tell targets missed (3) from a run that could not complete (1).
+  if (options.check && failures > 0) process.exitCode = TARGETS_MISSED_EXIT_CODE;
 }
 
 function printReport(reports: LevelReport[], options: Options): number {
