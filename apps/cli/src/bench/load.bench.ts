@@ -54,6 +54,8 @@ interface LevelReport {
   callsWithoutRecords: number;
   /** The server's own waterfall, step by step (p50/p95 over every reply of the level). */
   serverWaterfall: WaterfallStep[];
+  /** The same over each call's first reply (the one that overlaps the arrival burst). */
+  serverWaterfallFirstReply: WaterfallStep[];
   gaps: number;
   gapMs: number;
   serverCpuCores: number;
@@ -155,6 +157,7 @@ function report(outcome: LevelOutcome, records: ServerRecords, cpu: { before: Pr
     framesLost: records.framesLost,
     callsWithoutRecords: records.callsWithoutRecords,
     serverWaterfall: records.steps,
+    serverWaterfallFirstReply: records.firstReplySteps,
     gaps: outcome.calls.reduce((sum, call) => sum + call.gaps, 0),
     gapMs: Math.round(outcome.calls.reduce((sum, call) => sum + call.gapMs, 0) * 10) / 10,
     serverCpuCores: Math.round(((cpu.after.cpuSeconds - cpu.before.cpuSeconds) / ((cpu.after.atMs - cpu.before.atMs) / 1000)) * 100) / 100,
@@ -242,6 +245,8 @@ function printReport(reports: LevelReport[], options: Options): number {
   const steps = reports[0]?.serverWaterfall.map((step) => step.name) ?? [];
   process.stdout.write(`\nThe server's own waterfall (its call records), p50 / p95 ms per step:\n${['calls', ...steps].join(' | ')}\n`);
   for (const r of reports) process.stdout.write(`${[r.calls, ...r.serverWaterfall.map((step) => `${step.p50} / ${step.p95}`)].join(' | ')}\n`);
+  process.stdout.write(`each call's first reply only:\n`);
+  for (const r of reports) process.stdout.write(`${[r.calls, ...r.serverWaterfallFirstReply.map((step) => `${step.p50} / ${step.p95}`)].join(' | ')}\n`);
   for (const r of reports) if (r.callsWithoutRecords > 0) process.stdout.write(`at ${r.calls} calls ${r.callsWithoutRecords} calls had no stream_closed record 5 s after the level\n`);
   for (const r of reports) if (r.errors.length > 0) process.stdout.write(`errors at ${r.calls} calls: ${r.errors.join('; ')}\n`);
   const base = reports.find((r) => r.calls === 1);

@@ -10,6 +10,7 @@ import { distribution } from '../latency/latency-stats';
 export type ApiGet = (path: string) => Promise<Record<string, unknown>>;
 
 interface Waterfall {
+  turnIndex: number;
   endOfSpeechMs: number | null;
   endOfTurnFrameMs: number | null;
   endOfTurnMs: number | null;
@@ -48,6 +49,8 @@ export interface ServerRecords {
   /** Calls whose stream_closed never appeared (their records were not written in time). */
   callsWithoutRecords: number;
   steps: WaterfallStep[];
+  /** The same over each call's first reply only (the arrival burst: new connections, cold paths). */
+  firstReplySteps: WaterfallStep[];
 }
 
 /** Reads every call (8 at a time), waiting up to 5 s per call for its stream_closed event. */
@@ -55,6 +58,7 @@ export async function readServerRecords(get: ApiGet, calls: ReadonlyArray<{ call
   let framesLost = 0;
   let callsWithoutRecords = 0;
   const waterfalls: Waterfall[] = [];
+  const firstReplies: Waterfall[] = [];
   const queue = calls.filter((call) => call.callId !== null);
   const reader = async (): Promise<void> => {
     for (let call = queue.pop(); call; call = queue.pop()) {
@@ -70,11 +74,14 @@ export async function readServerRecords(get: ApiGet, calls: ReadonlyArray<{ call
       }
       const closed = detail.events?.find((event) => event.type === 'stream_closed');
       framesLost += Math.max(0, call.framesSent - (closed?.payload.mediaFramesIn ?? 0));
-      waterfalls.push(...(detail.latency ?? []));
+      const latency = detail.latency ?? [];
+      waterfalls.push(...latency);
+      const first = latency.reduce<Waterfall | undefined>((earliest, row) => (earliest === undefined || row.turnIndex < earliest.turnIndex ? row : earliest), undefined);
+      if (first) firstReplies.push(first);
     }
   };
   await Promise.all(Array.from({ length: 8 }, reader));
-  return { framesLost, callsWithoutRecords, steps: waterfallSteps(waterfalls) };
+  return { framesLost, callsWithoutRecords, steps: waterfallSteps(waterfalls), firstReplySteps: waterfallSteps(firstReplies) };
 }
 
 export function waterfallSteps(waterfalls: readonly Waterfall[]): WaterfallStep[] {
