@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { defaultPublicBaseUrl } from '@switchboard/config';
 import type { DtmfPress } from '@switchboard/testing';
 
 /** Everything `npm run call` needs, resolved from flags first, then the environment. */
@@ -142,12 +143,11 @@ function nonNegativeInteger(value: string, flag: string): number {
 }
 
 /**
- * What a server without PUBLIC_BASE_URL signs against: http://localhost:<its PORT> (libs/config).
- * Twilio signs the URL it was given, not the address it dials, so the simulated caller must sign
- * for the same one; the port is the one the caller dials.
+ * What a server without PUBLIC_BASE_URL signs against (libs/config's default, at the port the
+ * caller dials). Twilio signs the URL it was given, not the address it dials, so the simulated
+ * caller must sign for the same one.
  */
 function serverDefaultPublicBaseUrl(serverUrl: string): string {
   const url = new URL(serverUrl);
-  const port = url.port || (url.protocol === 'https:' ? '443' : '80');
-  return `http://localhost:${port}`;
+  return defaultPublicBaseUrl(url.port || (url.protocol === 'https:' ? '443' : '80'));
 }

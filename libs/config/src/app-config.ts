@@ -93,6 +93,14 @@ export class ConfigValidationError extends Error {
 }
 
 /**
+ * The URL the server signs Twilio requests against when PUBLIC_BASE_URL is unset. The simulated
+ * caller (`npm run call`) signs for the same one, so the two cannot drift apart.
+ */
+export function defaultPublicBaseUrl(port: number | string): string {
+  return `http://localhost:${port}`;
+}
+
+/**
  * Validates the whole environment at once so an operator sees every bad variable in one message.
  * Values are never echoed back: some of them are secrets.
  */
@@ -108,7 +116,7 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     port: e.PORT,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     workers: e.WORKERS === 'auto' ? availableParallelism() : e.WORKERS,
-    publicBaseUrl: e.PUBLIC_BASE_URL ?? `http://localhost:${e.PORT}`,
+    publicBaseUrl: e.PUBLIC_BASE_URL ?? defaultPublicBaseUrl(e.PORT),
     twilio: { accountSid: e.TWILIO_ACCOUNT_SID, authToken: e.TWILIO_AUTH_TOKEN, apiBaseUrl: e.TWILIO_API_BASE_URL },
     database: { url: e.DATABASE_URL, dataDir: e.DATA_DIR, migrateOnStart: e.MIGRATE_ON_START, poolMax: e.DATABASE_POOL_MAX },
     adminApiKey: e.ADMIN_API_KEY,

@@ -1,3 +1,3 @@
-export { loadAppConfig, ConfigValidationError, type AppConfig } from './app-config';
+export { defaultPublicBaseUrl, loadAppConfig, ConfigValidationError, type AppConfig } from './app-config';
 export { environmentSchema, type Environment } from './environment.schema';
 export { ConfigModule, APP_CONFIG } from './config.module';

@@ -11,8 +11,7 @@
  * model input, the state and the pending samples live in arrays made once per stream (the runtime
  * copies them into its batch); the only promise is the runtime's own.
  */
-import { EngineError, type ModelHandle, type TensorData } from '../contracts';
-import type { ModelRunResult } from '../contracts';
+import { EngineError, type ModelHandle, type ModelRunResult, type TensorData } from '../contracts';
 import type { VadListener, VadStream } from './vad-frame';
 import { VadListeners } from './vad-listeners';
 

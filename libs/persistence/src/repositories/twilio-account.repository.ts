@@ -15,17 +15,6 @@ export interface StoredTwilioAccount extends SealedSecretColumns {
   updatedAt: Date;
 }
 
-interface StoredTwilioAccountRow {
-  organization_id: string;
-  account_sid: string;
-  key_id: string;
-  /** base64 */
-  nonce: string;
-  ciphertext: string;
-  created_at: Date;
-  updated_at: Date;
-}
-
 /** The Twilio account each organization brings (one per organization; one organization per account). */
 @Injectable()
 export class TwilioAccountRepository {
@@ -61,20 +50,13 @@ export class TwilioAccountRepository {
   async findByAccountSid(accountSid: string): Promise<StoredTwilioAccount | null> {
     if (!ACCOUNT_SID_PATTERN.test(accountSid)) return null;
     // bytea as base64: Prisma 6.19's raw-result serializer cannot return bytea columns ("Cannot serialize value of type object as Bytes").
-    const rows = await this.prisma.$queryRaw<StoredTwilioAccountRow[]>`
-      SELECT organization_id, account_sid, key_id, encode(nonce, 'base64') AS nonce, encode(ciphertext, 'base64') AS ciphertext, created_at, updated_at
+    const rows = await this.prisma.$queryRaw<Array<Omit<StoredTwilioAccount, 'nonce' | 'ciphertext'> & { nonce: string; ciphertext: string }>>`
+      SELECT organization_id AS "organizationId", account_sid AS "accountSid", key_id AS "keyId",
+             encode(nonce, 'base64') AS nonce, encode(ciphertext, 'base64') AS ciphertext,
+             created_at AS "createdAt", updated_at AS "updatedAt"
       FROM organization_twilio_accounts WHERE account_sid = ${accountSid}`;
     const row = rows[0];
-    if (!row) return null;
-    return {
-      organizationId: row.organization_id,
-      accountSid: row.account_sid,
-      keyId: row.key_id,
-      nonce: Buffer.from(row.nonce, 'base64'),
-      ciphertext: Buffer.from(row.ciphertext, 'base64'),
-      createdAt: row.created_at,
-      updatedAt: row.updated_at,
-    };
+    return row ? { ...row, nonce: Buffer.from(row.nonce, 'base64'), ciphertext: Buffer.from(row.ciphertext, 'base64') } : null;
   }
 
   async delete(organizationId: string): Promise<boolean> {

@@ -5,20 +5,16 @@
  * steps say *where*: waiting for the silence, queueing before the turn was acted on, the engines,
  * or getting the first frame out.
  */
+import type { TurnLatencyRecord } from '@switchboard/conversation';
 import { distribution } from '../latency/latency-stats';
 
 export type ApiGet = (path: string) => Promise<Record<string, unknown>>;
 
-interface Waterfall {
-  turnIndex: number;
-  endOfSpeechMs: number | null;
-  endOfTurnFrameMs: number | null;
-  endOfTurnMs: number | null;
-  asrFinalMs: number | null;
-  llmFirstTokenMs: number | null;
-  ttsFirstByteMs: number | null;
-  firstFrameSentMs: number | null;
-}
+/** The waterfall fields this report reads, as GET /v1/calls/:id returns them (the call record's own names). */
+type Waterfall = Pick<
+  TurnLatencyRecord,
+  'turnIndex' | 'endOfSpeechMs' | 'endOfTurnFrameMs' | 'endOfTurnMs' | 'asrFinalMs' | 'llmFirstTokenMs' | 'ttsFirstByteMs' | 'firstFrameSentMs'
+>;
 
 interface CallDetail {
   events?: Array<{ type: string; payload: { mediaFramesIn?: number } }>;
@@ -26,7 +22,7 @@ interface CallDetail {
 }
 
 /** Each step of the server's waterfall: from one stamp to the next. */
-const STEPS: ReadonlyArray<{ name: string; from: keyof Waterfall; to: keyof Waterfall }> = [
+const STEPS: ReadonlyArray<{ name: string; from: Exclude<keyof Waterfall, 'turnIndex'>; to: Exclude<keyof Waterfall, 'turnIndex'> }> = [
   { name: 'silence wait', from: 'endOfSpeechMs', to: 'endOfTurnFrameMs' },
   { name: 'turn queueing', from: 'endOfTurnFrameMs', to: 'endOfTurnMs' },
   { name: 'ASR', from: 'endOfTurnMs', to: 'asrFinalMs' },
