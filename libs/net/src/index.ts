@@ -11,7 +11,8 @@ export {
   type OutboundRefusalCode,
   type OutboundRefusalDetails,
 } from './outbound-errors';
-export { DEFAULT_CONNECT_TIMEOUT_MS, OutboundGuard, type GuardedFetchInit, type OutboundGuardOptions } from './outbound-guard';
+export { DEFAULT_CONNECT_TIMEOUT_MS, OutboundGuard, type GuardedFetchInit, type GuardedRequestInit, type OutboundGuardOptions } from './outbound-guard';
+export { ResponseHeaders, type OutboundResponse } from './outbound-response';
 export {
   DEFAULT_SAVE_TIME_RESOLVE_TIMEOUT_MS,
   checkOutboundUrl,

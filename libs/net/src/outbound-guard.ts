@@ -1,10 +1,12 @@
 import type { LookupFunction } from 'node:net';
 import { Agent, fetch as undiciFetch, type RequestInit, type Response } from 'undici';
+import type { IncomingHttpHeaders } from 'node:http';
 import { AddressPolicy } from './address-policy';
 import { guardedConnector, guardedLookup } from './guarded-connection';
 import { systemResolver, type HostResolver } from './host-resolution';
 import { OutboundRequestRefused, OutboundTimeoutError, outboundRefusalOf } from './outbound-errors';
 import { checkOutboundUrl, checkOutboundUrlResolved, type OutboundUrlCheck, type OutboundUrlKind } from './outbound-url-rule';
+import { cappedBody, ResponseHeaders, type OutboundResponse } from './outbound-response';
 import { capResponseBody } from './response-body-cap';
 
 export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
@@ -29,6 +31,18 @@ export type GuardedFetchInit = Omit<RequestInit, 'redirect' | 'dispatcher' | 'si
   /** When set, the body errors with ResponseTooLargeError past this many bytes (see capResponseBody). */
   maxResponseBytes?: number;
 };
+
+/** What `request` takes: a method, headers and a byte or text body; the rest as for fetch. */
+export interface GuardedRequestInit {
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string | Uint8Array;
+  signal?: AbortSignal;
+  /** Deadline for the whole exchange, body included: a stream read past it errors too. */
+  timeoutMs: number;
+  /** When set, the body errors with ResponseTooLargeError past this many bytes. */
+  maxResponseBytes?: number;
+}
 
 function originOf(url: string): string {
   try {
@@ -103,6 +117,48 @@ export class OutboundGuard {
       throw outboundRefusalOf(error) ?? error;
     }
     return maxResponseBytes === undefined ? response : capResponseBody(response, maxResponseBytes);
+  }
+
+  /**
+   * The same guarded exchange on undici's request API, for the hot paths (remote engines: a
+   * transcription, a token stream and a speech stream per turn). WHATWG fetch wraps every body in
+   * web streams and promises; measured here, a streamed response cost ~0.4 ms of event loop more
+   * than this. Same rules: URL checked first, no redirect followed (a 3xx is returned as it is), a
+   * deadline for the whole exchange (OutboundTimeoutError), refusals unwrapped.
+   */
+  async request(url: string | URL, init: GuardedRequestInit): Promise<OutboundResponse> {
+    const { timeoutMs, maxResponseBytes, signal: callerSignal, method = 'GET', headers, body } = init;
+    if (!(timeoutMs > 0)) throw new RangeError(`timeoutMs must be a positive number of milliseconds, not ${timeoutMs}`);
+    const href = url.toString();
+    const check = this.checkUrl(href, 'http');
+    if (!check.ok) throw new OutboundRequestRefused('OUTBOUND_URL_REFUSED', check.reason, { host: hostOf(href) });
+    const deadline = new AbortController();
+    const timer = setTimeout(() => deadline.abort(new OutboundTimeoutError(originOf(href), timeoutMs)), timeoutMs);
+    timer.unref();
+    // A listener removed when the exchange is over, rather than AbortSignal.any on every request.
+    const followCaller = () => deadline.abort(callerSignal?.reason);
+    if (callerSignal?.aborted) followCaller();
+    else callerSignal?.addEventListener('abort', followCaller, { once: true });
+    const release = () => {
+      clearTimeout(timer);
+      callerSignal?.removeEventListener('abort', followCaller);
+    };
+    let answer: Awaited<ReturnType<Agent['request']>>;
+    try {
+      const { origin, pathname, search } = new URL(href);
+      answer = await this.dispatcher.request({ origin, path: `${pathname}${search}`, method: method as 'GET', headers, body, signal: deadline.signal });
+    } catch (error) {
+      release();
+      throw outboundRefusalOf(error) ?? error;
+    }
+    answer.body.once('close', release);
+    const responseHeaders = new ResponseHeaders(answer.headers as IncomingHttpHeaders);
+    return {
+      status: answer.statusCode,
+      ok: answer.statusCode >= 200 && answer.statusCode < 300,
+      headers: responseHeaders,
+      body: maxResponseBytes === undefined ? answer.body : cappedBody(answer.body, responseHeaders, maxResponseBytes),
+    };
   }
 
   /** Closes pooled connections (shutdown, tests). */

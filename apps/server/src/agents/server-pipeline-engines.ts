@@ -78,7 +78,7 @@ export class ServerPipelineEngines implements PipelineEngineResolver {
       return this.asr.get(['local', stt.model], async () => LocalWhisperAsr.load({ runtime: await this.runtime(), modelDir: this.installedFolder(stt.model), defaultLanguage: language }));
     }
     const { baseUrl, key } = await this.remoteEndpoint('stt', stt, organizationId);
-    return this.asr.get(['openai', baseUrl, stt.model, key.cacheKey], () => new OpenAiTranscriptionAsr({ baseUrl, model: stt.model, apiKey: key.apiKey, fetch: this.outbound.fetch }));
+    return this.asr.get(['openai', baseUrl, stt.model, key.cacheKey], () => new OpenAiTranscriptionAsr({ baseUrl, model: stt.model, apiKey: key.apiKey, fetch: this.outbound.request }));
   }
 
   private async llmFor(llm: AgentConfig['llm'], organizationId: string): Promise<LlmEngine> {
@@ -86,7 +86,7 @@ export class ServerPipelineEngines implements PipelineEngineResolver {
       return this.llm.get(['local', llm.model], async () => LocalOnnxLlm.load({ runtime: await this.runtime(), modelDir: this.installedFolder(llm.model) }));
     }
     const { baseUrl, key } = await this.remoteEndpoint('llm', llm, organizationId);
-    return this.llm.get(['openai', baseUrl, llm.model, key.cacheKey], () => new OpenAiChatLlm({ baseUrl, model: llm.model, apiKey: key.apiKey, fetch: this.outbound.fetch }));
+    return this.llm.get(['openai', baseUrl, llm.model, key.cacheKey], () => new OpenAiChatLlm({ baseUrl, model: llm.model, apiKey: key.apiKey, fetch: this.outbound.request }));
   }
 
   private async ttsFor(tts: AgentConfig['tts'], organizationId: string): Promise<TtsEngine> {
@@ -97,7 +97,7 @@ export class ServerPipelineEngines implements PipelineEngineResolver {
       case 'openai': {
         const { baseUrl, key } = await this.remoteEndpoint('tts', tts, organizationId);
         return this.tts.get(['openai', baseUrl, tts.model, key.cacheKey], () =>
-          new OpenAiSpeechTts({ baseUrl, model: tts.model ?? 'gpt-4o-mini-tts', apiKey: key.apiKey, voice: tts.voice, fetch: this.outbound.fetch }),
+          new OpenAiSpeechTts({ baseUrl, model: tts.model ?? 'gpt-4o-mini-tts', apiKey: key.apiKey, voice: tts.voice, fetch: this.outbound.request }),
         );
       }
       case 'kokoro':

@@ -1,6 +1,6 @@
 import { EngineError } from '../contracts';
 import type { RemoteAttempt } from '../remote/remote-attempt';
-import { RemoteHttpClient, type RemoteEndpointOptions } from '../remote/remote-http-client';
+import { RemoteHttpClient, type RemoteEndpointOptions, type RemoteResponse } from '../remote/remote-http-client';
 import type { RemoteOperation } from '../remote/remote-operation';
 import { buildChatRequestBody, type ChatRequestDefaults } from './chat-request-body';
 import { ChatStreamAssembler, type ChatStreamOutput } from './chat-stream-assembler';
@@ -82,7 +82,7 @@ export class OpenAiChatLlm implements LlmEngine {
   }
 
   /** Reads until the stream produced something for the caller (or finished): the retry boundary. */
-  private async readFirstOutputs(attempt: RemoteAttempt, response: Response): Promise<OpenedStream> {
+  private async readFirstOutputs(attempt: RemoteAttempt, response: RemoteResponse): Promise<OpenedStream> {
     const contentType = response.headers.get('content-type') ?? '';
     if (!contentType.includes('text/event-stream')) {
       const preview = (await attempt.text(response, 200).catch(() => '')).slice(0, 120);

@@ -26,10 +26,15 @@ const TRANSIENT_NETWORK_CODES = new Set([
   'UND_ERR_CLOSED',
 ]);
 
+/** Header lookup as fetch's Headers and the outbound guard's responses both offer it. */
+export interface HeaderLookup {
+  get(name: string): string | null;
+}
+
 export interface HttpFailure {
   engine: string;
   status: number;
-  headers: Headers;
+  headers: HeaderLookup;
   bodyText: string;
   /** Redacted from every message. */
   apiKey?: string;
@@ -61,7 +66,7 @@ export function engineErrorFromResponse(failure: HttpFailure): EngineError {
 }
 
 /** `retry-after-ms` (OpenAI), then `retry-after` as seconds or an HTTP date. */
-export function parseRetryAfterMs(headers: Headers, nowMs: number): number | undefined {
+export function parseRetryAfterMs(headers: HeaderLookup, nowMs: number): number | undefined {
   const milliseconds = headers.get('retry-after-ms');
   if (milliseconds !== null && /^\s*\d+(\.\d+)?\s*$/.test(milliseconds)) return Math.ceil(Number(milliseconds));
   const value = headers.get('retry-after');

@@ -8,9 +8,10 @@ export {
   type CircuitStateName,
 } from './circuit-breaker-registry';
 export { engineErrorFromResponse, engineErrorFromThrown, parseRetryAfterMs, redactSecret } from './http-error-mapping';
+export { encodeMultipart, type MultipartBody, type MultipartFile } from './multipart-body';
 export { RemoteAbortReason, type TimeoutPhase } from './remote-abort';
 export { RemoteAttempt } from './remote-attempt';
-export { RemoteHttpClient, DEFAULT_MAX_RESPONSE_BYTES, type RemoteEndpointOptions, type RemoteEngineLogger, type RemoteFetch, type AttemptOutcome } from './remote-http-client';
+export { RemoteHttpClient, DEFAULT_MAX_RESPONSE_BYTES, type RemoteEndpointOptions, type RemoteEngineLogger, type RemoteFetch, type RemoteRequestInit, type RemoteResponse, type AttemptOutcome } from './remote-http-client';
 export { RemoteOperation } from './remote-operation';
 export {
   DEFAULT_REMOTE_POLICY,

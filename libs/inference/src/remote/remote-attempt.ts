@@ -3,7 +3,8 @@ import { engineErrorFromResponse, engineErrorFromThrown } from './http-error-map
 import { RemoteAbortReason, remoteAbortReasonOf } from './remote-abort';
 import type { RemoteOperation } from './remote-operation';
 import type { RemoteTimeouts } from './remote-policy-options';
-import type { RemoteFetch } from './remote-http-client';
+import type { MultipartBody } from './multipart-body';
+import type { RemoteFetch, RemoteResponse } from './remote-http-client';
 
 /** Error bodies are read only this far: enough for the server's message, never a runaway page. */
 const ERROR_BODY_MAX_BYTES = 16 * 1024;
@@ -56,20 +57,20 @@ export class RemoteAttempt {
     else operation.signal.addEventListener('abort', this.onOperationAbort, { once: true });
   }
 
-  postJson(url: string, body: unknown): Promise<Response> {
+  postJson(url: string, body: unknown): Promise<RemoteResponse> {
     return this.send(url, JSON.stringify(body), { 'content-type': 'application/json' });
   }
 
-  /** multipart/form-data: fetch writes the boundary into the content type itself. */
-  postForm(url: string, form: FormData): Promise<Response> {
-    return this.send(url, form, {});
+  /** multipart/form-data, encoded by encodeMultipart (its content type carries the boundary). */
+  postMultipart(url: string, multipart: MultipartBody): Promise<RemoteResponse> {
+    return this.send(url, multipart.body, { 'content-type': multipart.contentType });
   }
 
   /**
    * Body chunks as they arrive; each one re-arms the idle timer. A response past maxResponseBytes
    * (in total) fails: a server must not make us buffer or stream without end.
    */
-  async *chunks(response: Response): AsyncGenerator<Uint8Array> {
+  async *chunks(response: RemoteResponse): AsyncGenerator<Uint8Array> {
     if (response.body === null) return;
     let bytes = 0;
     for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
@@ -84,7 +85,7 @@ export class RemoteAttempt {
     }
   }
 
-  async text(response: Response, maxBytes = Number.POSITIVE_INFINITY): Promise<string> {
+  async text(response: RemoteResponse, maxBytes = Number.POSITIVE_INFINITY): Promise<string> {
     const decoder = new TextDecoder();
     let text = '';
     let bytes = 0;
@@ -126,7 +127,7 @@ export class RemoteAttempt {
     if (!this.controller.signal.aborted) this.controller.abort(RemoteAbortReason.cancelled());
   }
 
-  private async send(url: string, body: string | FormData, headers: Record<string, string>): Promise<Response> {
+  private async send(url: string, body: string | Uint8Array, headers: Record<string, string>): Promise<RemoteResponse> {
     const { apiKey, engine, timeouts } = this.context;
     const response = await this.context.fetch(url, {
       method: 'POST',

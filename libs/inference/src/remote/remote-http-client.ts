@@ -12,19 +12,38 @@ import { resolveRemotePolicy, type RemotePolicyOptions, type RemotePolicyOverrid
 export const DEFAULT_MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
 
 /** The global fetch, never following a redirect (it would re-send the key to wherever the redirect points). */
-const defaultFetch: RemoteFetch = (url, { timeoutMs: _timeoutMs, ...init }) => fetch(url, { ...init, redirect: 'manual' });
+const defaultFetch: RemoteFetch = (url, { timeoutMs: _timeoutMs, ...init }) => fetch(url, { ...init, redirect: 'manual' }) as Promise<RemoteResponse>;
 
 /** What remote engines log through: Nest's Logger fits, so does pino or `console`. */
 export interface RemoteEngineLogger {
   warn(message: string): void;
 }
 
+/** What an engine request sends: always a POST here, with a text or byte body. */
+export interface RemoteRequestInit {
+  method: 'POST';
+  headers: Record<string, string>;
+  body: string | Uint8Array;
+  signal: AbortSignal;
+  /** Deadline for the whole exchange, body included. */
+  timeoutMs: number;
+}
+
+/** What engines read of an answer: fetch's Response fits, and so does the outbound guard's request. */
+export interface RemoteResponse {
+  readonly ok: boolean;
+  readonly status: number;
+  readonly headers: { get(name: string): string | null };
+  /** Async iterable chunks; fetch's ReadableStream is one in Node. */
+  readonly body: AsyncIterable<Uint8Array> | ReadableStream<Uint8Array> | null;
+}
+
 /**
- * How requests leave the process. The server passes its outbound guard's fetch (private addresses
- * refused at connect time, no redirects, a deadline); the default is the global fetch, with
- * redirects refused all the same.
+ * How requests leave the process. The server passes its outbound guard's `request` (private
+ * addresses refused at connect time, no redirects, a deadline, undici's lean request API); the
+ * default is the global fetch, with redirects refused all the same.
  */
-export type RemoteFetch = (url: string, init: RequestInit & { timeoutMs: number }) => Promise<Response>;
+export type RemoteFetch = (url: string, init: RemoteRequestInit) => Promise<RemoteResponse>;
 
 /** The connection settings every OpenAI-compatible engine takes, per agent. */
 export interface RemoteEndpointOptions {

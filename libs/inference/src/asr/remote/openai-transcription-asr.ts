@@ -1,5 +1,6 @@
 import { writeWav } from '@switchboard/audio';
 import { EngineError } from '../../contracts';
+import { encodeMultipart } from '../../remote/multipart-body';
 import type { RemoteAttempt } from '../../remote/remote-attempt';
 import { RemoteHttpClient, type RemoteEndpointOptions } from '../../remote/remote-http-client';
 import type { RemotePolicyOverrides } from '../../remote/remote-policy-options';
@@ -131,15 +132,11 @@ class RemoteTranscriptionSession implements AsrSession {
   }
 
   private async post(attempt: RemoteAttempt, url: string, wav: Uint8Array): Promise<{ text: string; language?: string }> {
-    // A fresh form per attempt: a FormData body is consumed by the request that sends it.
-    const form = new FormData();
-    form.append('file', new Blob([wav], { type: 'audio/wav' }), 'audio.wav');
-    form.append('model', this.fields.model);
-    form.append('response_format', 'json');
-    if (this.fields.language) form.append('language', this.fields.language);
-    if (this.fields.prompt) form.append('prompt', this.fields.prompt);
-    if (this.fields.temperature !== undefined) form.append('temperature', String(this.fields.temperature));
-    const response = await attempt.postForm(url, form);
+    const fields: Record<string, string> = { model: this.fields.model, response_format: 'json' };
+    if (this.fields.language) fields.language = this.fields.language;
+    if (this.fields.prompt) fields.prompt = this.fields.prompt;
+    if (this.fields.temperature !== undefined) fields.temperature = String(this.fields.temperature);
+    const response = await attempt.postMultipart(url, encodeMultipart(fields, { name: 'file', fileName: 'audio.wav', contentType: 'audio/wav', data: wav }));
     const bodyText = await attempt.text(response);
     let body: unknown;
     try {

@@ -1,6 +1,6 @@
 import { EngineError } from '../../contracts';
 import type { RemoteAttempt } from '../../remote/remote-attempt';
-import { RemoteHttpClient, type RemoteEndpointOptions } from '../../remote/remote-http-client';
+import { RemoteHttpClient, type RemoteEndpointOptions, type RemoteResponse } from '../../remote/remote-http-client';
 import type { TtsEngine, TtsResult, TtsStream } from '../tts-engine';
 import { Pcm16ByteAssembler } from './pcm16-byte-assembler';
 import { QueuedTtsStream, type TtsChunkSink } from './queued-tts-stream';
@@ -98,7 +98,7 @@ export class OpenAiSpeechTts implements TtsEngine {
   }
 
   /** Reads until the first whole sample arrives: the boundary before which a retry is safe. */
-  private async readFirstAudio(attempt: RemoteAttempt, response: Response): Promise<OpenedAudio> {
+  private async readFirstAudio(attempt: RemoteAttempt, response: RemoteResponse): Promise<OpenedAudio> {
     const contentType = response.headers.get('content-type') ?? '';
     if (NON_AUDIO_CONTENT_TYPE.test(contentType)) {
       const preview = (await attempt.text(response, 200).catch(() => '')).slice(0, 120);
