@@ -1,6 +1,5 @@
 import type { LookupFunction } from 'node:net';
 import { Agent, fetch as undiciFetch, type RequestInit, type Response } from 'undici';
-import type { IncomingHttpHeaders } from 'node:http';
 import { AddressPolicy } from './address-policy';
 import { guardedConnector, guardedLookup } from './guarded-connection';
 import { systemResolver, type HostResolver } from './host-resolution';
@@ -146,13 +145,13 @@ export class OutboundGuard {
     let answer: Awaited<ReturnType<Agent['request']>>;
     try {
       const { origin, pathname, search } = new URL(href);
-      answer = await this.dispatcher.request({ origin, path: `${pathname}${search}`, method: method as 'GET', headers, body, signal: deadline.signal });
+      answer = await this.dispatcher.request({ origin, path: `${pathname}${search}`, method, headers, body, signal: deadline.signal });
     } catch (error) {
       release();
       throw outboundRefusalOf(error) ?? error;
     }
     answer.body.once('close', release);
-    const responseHeaders = new ResponseHeaders(answer.headers as IncomingHttpHeaders);
+    const responseHeaders = new ResponseHeaders(answer.headers);
     return {
       status: answer.statusCode,
       ok: answer.statusCode >= 200 && answer.statusCode < 300,

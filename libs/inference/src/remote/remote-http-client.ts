@@ -12,7 +12,7 @@ import { resolveRemotePolicy, type RemotePolicyOptions, type RemotePolicyOverrid
 export const DEFAULT_MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
 
 /** The global fetch, never following a redirect (it would re-send the key to wherever the redirect points). */
-const defaultFetch: RemoteFetch = (url, { timeoutMs: _timeoutMs, ...init }) => fetch(url, { ...init, redirect: 'manual' }) as Promise<RemoteResponse>;
+const defaultFetch: RemoteFetch = (url, { timeoutMs: _timeoutMs, ...init }) => fetch(url, { ...init, redirect: 'manual' });
 
 /** What remote engines log through: Nest's Logger fits, so does pino or `console`. */
 export interface RemoteEngineLogger {
