@@ -4,7 +4,7 @@
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'libs/persistence/src/generated/**', 'coverage/**', '*.mjs', '*.js'] },
+  { ignores: ['dist/**', 'node_modules/**', 'libs/persistence/src/generated/**', 'coverage/**', '*.mjs', '*.js', 'apps/console/vite.config.mjs'] },
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {

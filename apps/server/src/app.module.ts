@@ -14,6 +14,8 @@ import { ApiKeyGuard } from './auth/api-key.guard';
 import { ApiKeyRateLimiter } from './auth/api-key-rate-limiter';
 import { rateLimitStoreProvider } from './auth/rate-limit/rate-limit-store.provider';
 import { BootstrapService } from './bootstrap/bootstrap.service';
+import { FirstRunController } from './console/first-run.controller';
+import { FirstRunSignInService } from './console/first-run-sign-in.service';
 import { CallsController } from './calls/calls.controller';
 import { OutboundCallService } from './calls/outbound-call.service';
 import { OutboundCallsController } from './calls/outbound-calls.controller';
@@ -73,7 +75,7 @@ export class AppModule {
           webhooks: { giveUpAfterMs: config.webhooks.giveUpAfterMs },
         }),
       ],
-      controllers: [WebhookSubscriptionsController, WebhookDeliveriesController, HealthController, MetricsController, CallsController, AgentsController, PhoneNumbersController, ApiKeysController, TwilioWebhooksController,
+      controllers: [WebhookSubscriptionsController, WebhookDeliveriesController, HealthController, MetricsController, CallsController, AgentsController, PhoneNumbersController, ApiKeysController, FirstRunController, TwilioWebhooksController,
         OutboundCallsController, OutboundCallWebhooksController, OrganizationController, OrganizationsController, CostsController, SecretsController,
         TwilioAccountController],
       providers: [
@@ -108,6 +110,7 @@ export class AppModule {
         MediaStreamGateway,
         AgentEngines,
         BootstrapService,
+        FirstRunSignInService,
         InferenceService,
         {
           provide: TwilioRestClientFactory,

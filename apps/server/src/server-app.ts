@@ -4,6 +4,7 @@ import type { AppConfig } from '@switchboard/config';
 import { Logger } from 'nestjs-pino';
 import type { DestinationStream } from 'pino';
 import { AppModule } from './app.module';
+import { serveConsole } from './console/console-static';
 import { MediaUpgradeVerifier } from './media/media-upgrade.verifier';
 import { serveOpenApiDocument } from './openapi/openapi-document';
 import { TwilioMediaWsAdapter } from './media/twilio-media-ws.adapter';
@@ -23,6 +24,7 @@ export async function createServerApp(config: AppConfig, options: { logDestinati
   app.useBodyParser('json', { limit: '256kb' });
   app.useWebSocketAdapter(new TwilioMediaWsAdapter(app, app.get(MediaUpgradeVerifier)));
   serveOpenApiDocument(app);
+  serveConsole(app);
   app.enableShutdownHooks();
   return app;
 }

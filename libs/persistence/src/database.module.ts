@@ -12,6 +12,7 @@ import { DatabaseHealth } from './database-health';
 import { PrismaService } from './prisma.service';
 import { AgentRepository } from './repositories/agent.repository';
 import { ApiKeyRepository } from './repositories/api-key.repository';
+import { ConsoleSignInRepository } from './repositories/console-sign-in.repository';
 import { CallEventRepository } from './repositories/call-event.repository';
 import { CallRepository } from './repositories/call.repository';
 import { CallStreamRepository } from './repositories/call-stream.repository';
@@ -41,6 +42,7 @@ class EmbeddedDatabaseShutdown implements OnApplicationShutdown {
 const REPOSITORIES = [
   OrganizationRepository,
   ApiKeyRepository,
+  ConsoleSignInRepository,
   AgentRepository,
   PhoneNumberRepository,
   CallRepository,

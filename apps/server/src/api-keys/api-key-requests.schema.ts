@@ -36,3 +36,4 @@ export class CreatedApiKeyDto extends createApiDto(
   apiKeySchema.extend({ key: z.string().describe('The raw key: shown in this response only, stored hashed.') }),
 ) {}
 export class ApiKeyListDto extends createApiDto(z.strictObject({ data: z.array(apiKeySchema) })) {}
+export class CurrentApiKeyDto extends createApiDto(apiKeySchema.extend({ organizationId: uuid })) {}

@@ -7,7 +7,7 @@ import { RequireScope } from '../auth/require-scope.decorator';
 import { ZodValidationPipe } from '../common/zod-validation.pipe';
 import { ApiErrors, ApiKeyAuthenticated } from '../openapi/api-schemas';
 import { generateApiKey } from './api-key-secret';
-import { ApiKeyListDto, apiKeyIdParam, createApiKeyBody, CreateApiKeyBodyDto, CreatedApiKeyDto } from './api-key-requests.schema';
+import { ApiKeyListDto, apiKeyIdParam, CurrentApiKeyDto, createApiKeyBody, CreateApiKeyBodyDto, CreatedApiKeyDto } from './api-key-requests.schema';
 
 /**
  * API keys of the caller's organization. The raw key is in the create response only; afterwards
@@ -36,6 +36,16 @@ export class ApiKeysController {
   async list(@Principal() principal: ApiPrincipal) {
     const keys = await this.apiKeys.list(principal.organizationId);
     return { data: keys.map(apiKeyView) };
+  }
+
+  /** The key making the request: how a client (the console) learns its organization and scopes. */
+  @Get('current')
+  @ApiOkResponse({ type: CurrentApiKeyDto })
+  async current(@Principal() principal: ApiPrincipal) {
+    const keys = await this.apiKeys.list(principal.organizationId);
+    const key = keys.find((candidate) => candidate.id === principal.apiKeyId);
+    if (!key) throw new NotFoundException({ statusCode: 404, error: 'Not Found', code: 'api_key_not_found', message: 'The key making this request no longer exists.' });
+    return { ...apiKeyView(key), organizationId: principal.organizationId };
   }
 
   /** Revoking the very key making the request is allowed: it is how a leaked key retires itself. */

@@ -2,6 +2,8 @@ import { Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '@switchboard/config';
 import { AgentRepository, ApiKeyRepository, PhoneNumberRepository } from '@switchboard/persistence';
 import { PinoLogger } from 'nestjs-pino';
+import { ClusterLink } from '../cluster/cluster-link';
+import { FirstRunSignInService } from '../console/first-run-sign-in.service';
 import { BootstrapOrganization, DEFAULT_ORGANIZATION_NAME } from '../twilio-accounts/bootstrap-organization';
 
 export { DEFAULT_ORGANIZATION_NAME };
@@ -9,8 +11,8 @@ export const ECHO_AGENT_NAME = 'Echo (loopback test agent)';
 
 /**
  * First-run set-up from the environment: the default organization, its admin key from
- * ADMIN_API_KEY (stored hashed), and optionally an echo agent bound to ECHO_AGENT_NUMBER.
- * Idempotent, so it runs on every start.
+ * ADMIN_API_KEY (stored hashed) or else a one-time console sign-in link, and optionally an echo
+ * agent bound to ECHO_AGENT_NUMBER. Idempotent, so it runs on every start.
  */
 @Injectable()
 export class BootstrapService implements OnApplicationBootstrap {
@@ -20,6 +22,8 @@ export class BootstrapService implements OnApplicationBootstrap {
     private readonly apiKeys: ApiKeyRepository,
     private readonly agents: AgentRepository,
     private readonly phoneNumbers: PhoneNumberRepository,
+    private readonly firstRun: FirstRunSignInService,
+    private readonly cluster: ClusterLink,
     private readonly logger: PinoLogger,
   ) {
     this.logger.setContext(BootstrapService.name);
@@ -29,11 +33,13 @@ export class BootstrapService implements OnApplicationBootstrap {
     const organization = { id: await this.bootstrap.organizationId() };
     if (this.config.adminApiKey) {
       await this.apiKeys.upsertBootstrapKey(organization.id, this.config.adminApiKey);
-    } else {
-      this.logger.warn('ADMIN_API_KEY is not set: no admin key was bootstrapped, /v1 routes will answer 401');
+    } else if (this.cluster.workerId === undefined || this.cluster.workerId === 1) {
+      // Only the first worker of a cluster: the others start after it and would each print (and
+      // retire) a link of their own.
+      await this.firstRun.announce(organization.id);
     }
     if (!this.config.twilio.authToken) {
-      this.logger.warn('TWILIO_AUTH_TOKEN is not set: every Twilio webhook and media socket will be refused (403)');
+      this.logger.warn('TWILIO_AUTH_TOKEN is not set: Twilio routes are off (every Twilio webhook and media socket is refused with 403); the console and the API work');
     }
     if (this.config.echoAgentNumber) {
       const route = await this.phoneNumbers.findRouteByE164(this.config.echoAgentNumber);

@@ -1,0 +1,80 @@
+/**
+ * The console's one way to the server: the same `/v1` API every client uses, with the signed-in
+ * key as a bearer token. Errors keep the API's machine-readable body (code, message, field details).
+ */
+
+export interface FieldProblem {
+  field: string;
+  rule: string;
+  message: string;
+}
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly details: FieldProblem[] = [],
+  ) {
+    super(message);
+  }
+}
+
+export async function api<T>(path: string, options: { key?: string; method?: string; body?: unknown } = {}): Promise<T> {
+  const headers: Record<string, string> = { accept: 'application/json' };
+  if (options.key) headers.authorization = `Bearer ${options.key}`;
+  if (options.body !== undefined) headers['content-type'] = 'application/json';
+  const response = await fetch(path, {
+    method: options.method ?? 'GET',
+    headers,
+    body: options.body === undefined ? undefined : JSON.stringify(options.body),
+  });
+  if (response.status === 204) return undefined as T;
+  const text = await response.text();
+  let body: unknown;
+  try {
+    body = text === '' ? undefined : JSON.parse(text);
+  } catch {
+    body = undefined;
+  }
+  if (!response.ok) {
+    const error = (body ?? {}) as { code?: string; message?: string | string[]; details?: FieldProblem[] };
+    const message = Array.isArray(error.message) ? error.message.join('; ') : error.message;
+    throw new ApiError(response.status, error.code ?? `http_${response.status}`, message ?? `The server answered ${response.status}.`, error.details ?? []);
+  }
+  return body as T;
+}
+
+export interface CurrentKey {
+  id: string;
+  name: string;
+  prefix: string;
+  scopes: string[];
+  organizationId: string;
+}
+
+export interface AgentSummary {
+  id: string;
+  name: string;
+  engine: string;
+  version: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface Page<T> {
+  data: T[];
+  nextCursor: string | null;
+}
+
+export interface CallSummary {
+  id: string;
+  direction: string;
+  status: string;
+  fromNumber: string;
+  toNumber: string;
+  agentId: string | null;
+  startedAt: string;
+  endedAt: string | null;
+  endReason: string | null;
+}

@@ -1,0 +1,39 @@
+import { useState } from 'react';
+import { createRoot } from 'react-dom/client';
+import { HashRouter, Navigate, Route, Routes } from 'react-router';
+import { Layout } from './layout';
+import { AgentsPage } from './pages/agents-page';
+import { CallsPage } from './pages/calls-page';
+import { FirstRunPage } from './pages/first-run-page';
+import { SignInPage } from './pages/sign-in-page';
+import { loadSession, saveSession, SessionContext, type Session } from './session';
+import './styles.css';
+
+/**
+ * Hash routes: the server serves one static index.html for `/`, and a first-run token in
+ * `/#/first-run/<token>` never reaches a server log or a Referer header.
+ */
+function App() {
+  const [session, setSessionState] = useState<Session | undefined>(loadSession);
+  const setSession = (next: Session | undefined) => {
+    saveSession(next);
+    setSessionState(next);
+  };
+  return (
+    <SessionContext.Provider value={{ session, setSession }}>
+      <HashRouter>
+        <Routes>
+          <Route path="/first-run/:token" element={<FirstRunPage />} />
+          <Route path="/sign-in" element={<SignInPage />} />
+          <Route element={<Layout />}>
+            <Route path="/agents" element={<AgentsPage />} />
+            <Route path="/calls" element={<CallsPage />} />
+          </Route>
+          <Route path="*" element={<Navigate to={session ? '/agents' : '/sign-in'} replace />} />
+        </Routes>
+      </HashRouter>
+    </SessionContext.Provider>
+  );
+}
+
+createRoot(document.getElementById('root') as HTMLElement).render(<App />);

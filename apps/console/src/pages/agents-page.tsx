@@ -1,0 +1,165 @@
+import { useCallback, useEffect, useState, type FormEvent } from 'react';
+import { api, ApiError, type AgentSummary, type FieldProblem, type Page } from '../api';
+import { canWrite, useSession } from '../session';
+
+const ENGINES = ['pipeline', 'realtime', 'echo'] as const;
+
+/** The organization's agents; admins can create one (read keys see no write controls at all). */
+export function AgentsPage() {
+  const { session } = useSession();
+  const [agents, setAgents] = useState<AgentSummary[]>();
+  const [error, setError] = useState<string>();
+  const [creating, setCreating] = useState(false);
+
+  const load = useCallback(async () => {
+    if (!session) return;
+    try {
+      const page = await api<Page<AgentSummary>>('/v1/agents?limit=100', { key: session.key });
+      setAgents(page.data);
+    } catch (caught) {
+      setError(caught instanceof Error ? caught.message : String(caught));
+    }
+  }, [session]);
+
+  useEffect(() => {
+    void load();
+  }, [load]);
+
+  if (!session) return null;
+  return (
+    <section>
+      <div className="section-head">
+        <h1>Agents</h1>
+        {canWrite(session) && !creating && (
+          <button type="button" className="primary" onClick={() => setCreating(true)}>
+            New agent
+          </button>
+        )}
+      </div>
+      {creating && (
+        <NewAgentForm
+          apiKey={session.key}
+          onDone={(created) => {
+            setCreating(false);
+            if (created) void load();
+          }}
+        />
+      )}
+      {error && (
+        <p className="error" role="alert">
+          {error}
+        </p>
+      )}
+      {agents && agents.length === 0 && <p className="empty">No agents yet.</p>}
+      {agents && agents.length > 0 && (
+        <table data-testid="agents-table">
+          <thead>
+            <tr>
+              <th>Name</th>
+              <th>Engine</th>
+              <th>Config version</th>
+              <th>Updated</th>
+            </tr>
+          </thead>
+          <tbody>
+            {agents.map((agent) => (
+              <tr key={agent.id}>
+                <td>{agent.name}</td>
+                <td>{agent.engine}</td>
+                <td>{agent.version}</td>
+                <td>{new Date(agent.updatedAt).toLocaleString()}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
+  );
+}
+
+/** Field errors come from the API's 400 body (`details[].field`), shown next to the field they name. */
+function NewAgentForm({ apiKey, onDone }: { apiKey: string; onDone(created: boolean): void }) {
+  const [name, setName] = useState('');
+  const [engine, setEngine] = useState<string>('pipeline');
+  const [config, setConfig] = useState('{\n  "systemPrompt": "You are a helpful receptionist."\n}');
+  const [problems, setProblems] = useState<FieldProblem[]>([]);
+  const [error, setError] = useState<string>();
+  const [busy, setBusy] = useState(false);
+  const at = (prefix: string) => problems.filter((problem) => problem.field === prefix || problem.field.startsWith(`${prefix}.`));
+
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    setProblems([]);
+    setError(undefined);
+    let parsed: unknown;
+    try {
+      parsed = config.trim() === '' ? undefined : JSON.parse(config);
+    } catch (caught) {
+      setProblems([{ field: 'config', rule: 'json', message: `Not valid JSON: ${caught instanceof Error ? caught.message : String(caught)}` }]);
+      return;
+    }
+    setBusy(true);
+    try {
+      await api('/v1/agents', { key: apiKey, method: 'POST', body: { name, engine, ...(parsed === undefined ? {} : { config: parsed }) } });
+      onDone(true);
+    } catch (caught) {
+      if (caught instanceof ApiError && caught.details.length > 0) setProblems(caught.details);
+      else setError(caught instanceof Error ? caught.message : String(caught));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <form className="card form" onSubmit={(event) => void submit(event)} data-testid="new-agent-form">
+      <h2>New agent</h2>
+      <label>
+        Name
+        <input name="name" value={name} onChange={(event) => setName(event.target.value)} />
+        <FieldErrors problems={at('name')} />
+      </label>
+      <label>
+        Engine
+        <select name="engine" value={engine} onChange={(event) => setEngine(event.target.value)}>
+          {ENGINES.map((option) => (
+            <option key={option} value={option}>
+              {option}
+            </option>
+          ))}
+        </select>
+        <FieldErrors problems={at('engine')} />
+      </label>
+      <label>
+        Config (JSON)
+        <textarea name="config" rows={10} value={config} onChange={(event) => setConfig(event.target.value)} spellCheck={false} />
+        <FieldErrors problems={at('config')} />
+      </label>
+      {error && (
+        <p className="error" role="alert">
+          {error}
+        </p>
+      )}
+      <div className="actions">
+        <button type="submit" className="primary" disabled={busy}>
+          Create
+        </button>
+        <button type="button" className="link" onClick={() => onDone(false)}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}
+
+function FieldErrors({ problems }: { problems: FieldProblem[] }) {
+  if (problems.length === 0) return null;
+  return (
+    <ul className="field-errors" role="alert">
+      {problems.map((problem) => (
+        <li key={`${problem.field}:${problem.message}`}>
+          {problem.field.includes('.') ? <code>{problem.field}</code> : null} {problem.message}
+        </li>
+      ))}
+    </ul>
+  );
+}
