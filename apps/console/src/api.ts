@@ -38,9 +38,11 @@ export async function api<T>(path: string, options: { key?: string; method?: str
     body = undefined;
   }
   if (!response.ok) {
-    const error = (body ?? {}) as { code?: string; message?: string | string[]; details?: FieldProblem[] };
+    const error = (body ?? {}) as { code?: string; message?: string | string[]; details?: FieldProblem[]; problems?: Array<{ path: string; message: string }> };
     const message = Array.isArray(error.message) ? error.message.join('; ') : error.message;
-    throw new ApiError(response.status, error.code ?? `http_${response.status}`, message ?? `The server answered ${response.status}.`, error.details ?? []);
+    // Request-shape errors list `details` by body field; an agent config's own rules list `problems` by path inside the config.
+    const configProblems = (error.problems ?? []).map((problem) => ({ field: problem.path === '' ? 'config' : `config.${problem.path}`, rule: 'config', message: problem.message }));
+    throw new ApiError(response.status, error.code ?? `http_${response.status}`, message ?? `The server answered ${response.status}.`, [...(error.details ?? []), ...configProblems]);
   }
   return body as T;
 }

@@ -1,0 +1,104 @@
+/**
+ * The console as a newcomer uses it, in real Chromium: the server started as its own process with
+ * no ADMIN_API_KEY prints a one-time link; the link shows the admin key once and enters the
+ * console; an agent is created through the form (a bad config value is shown at its field first);
+ * a read key sees the same lists without any write control. Screenshots go to test/artifacts/.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freeLoopbackPort } from '@switchboard/testing';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium } from '../support/chromium';
+import { ServerFromSource } from '../support/server-from-source';
+
+jest.setTimeout(240_000);
+
+const ARTIFACTS = join(__dirname, '..', 'artifacts');
+const LINK_LINE = /first run: open (http:\/\/localhost:\d+\/#\/first-run\/[A-Za-z0-9_-]+) to sign in/;
+
+describe('the console in Chromium: first-run link, agents form, read-only key (e2e, the built console served by the server)', () => {
+  let server: ServerFromSource;
+  let browser: Browser;
+  let dataDir: string;
+  let baseUrl: string;
+
+  const screenshot = (page: Page, name: string) => page.screenshot({ path: join(ARTIFACTS, `console-${name}.png`), fullPage: true });
+
+  beforeAll(async () => {
+    // The console the server serves is the one built from these sources (npm run build does the same).
+    execFileSync(process.execPath, ['node_modules/vite/bin/vite.js', 'build', '--config', 'apps/console/vite.config.mjs', '--logLevel', 'error'], { stdio: 'inherit' });
+    mkdirSync(ARTIFACTS, { recursive: true });
+    const port = await freeLoopbackPort();
+    baseUrl = `http://localhost:${port}`;
+    dataDir = mkdtempSync(join(tmpdir(), 'switchboard-console-'));
+    server = ServerFromSource.spawn({ PORT: String(port), PUBLIC_BASE_URL: '', DATABASE_URL: '', DATA_DIR: dataDir, ADMIN_API_KEY: '', TWILIO_AUTH_TOKEN: '', WORKERS: '1', LOG_FORMAT: 'json' });
+    await server.healthy(`http://127.0.0.1:${port}`, 150_000);
+    browser = await launchChromium();
+  }, 200_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    if (server?.child.exitCode === null) server.child.kill('SIGKILL');
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('signs in through the printed link, creates an agent through the form, and hides writes from a read key', async () => {
+    const link = LINK_LINE.exec(server.output)?.[1];
+    expect(link).toBeDefined();
+    const page = await browser.newPage();
+    const failedRequests: string[] = [];
+    page.on('response', (response) => {
+      if (response.status() >= 500) failedRequests.push(`${response.status()} ${response.url()}`);
+    });
+
+    // The link: the key is shown once, and the token left the address bar.
+    await page.goto(link as string);
+    const shownKey = (await page.getByTestId('new-api-key').textContent()) ?? '';
+    expect(shownKey).toMatch(/^sk_live_/);
+    expect(page.url()).not.toContain(link!.split('/#/first-run/')[1] as string);
+    await screenshot(page, 'first-run');
+    await page.getByRole('button', { name: /open the console/ }).click();
+    await page.getByText('No agents yet.').waitFor();
+    await expect(page.getByTestId('signed-in-as').textContent()).resolves.toContain('admin');
+
+    // The form: a config value out of range is shown at its field, then a good one creates the agent.
+    await page.getByRole('button', { name: 'New agent' }).click();
+    const form = page.getByTestId('new-agent-form');
+    await form.getByLabel('Name').fill('Front desk');
+    await form.getByLabel('Engine').selectOption('echo');
+    await form.getByLabel('Config (JSON)').fill('{ "turn": { "minSilenceMs": 5 } }');
+    await form.getByRole('button', { name: 'Create' }).click();
+    const fieldError = form.locator('label', { hasText: 'Config (JSON)' }).locator('.field-errors');
+    await fieldError.waitFor();
+    await expect(fieldError.textContent()).resolves.toContain('config.turn.minSilenceMs');
+    await screenshot(page, 'agent-form-error');
+    await form.getByLabel('Config (JSON)').fill('{ "turn": { "minSilenceMs": 700 } }');
+    await form.getByRole('button', { name: 'Create' }).click();
+    await page.getByTestId('agents-table').getByText('Front desk').waitFor();
+    await screenshot(page, 'agents');
+
+    // A read key: same lists, no write control.
+    const created = await fetch(`${baseUrl}/v1/api-keys`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${shownKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'dashboard', scopes: ['read'] }),
+    });
+    expect(created.status).toBe(201);
+    const { key: readKey } = (await created.json()) as { key: string };
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('API key').fill('sk_live_not_a_real_key_000000000');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('alert').getByText('That key is unknown or revoked.').waitFor();
+    await page.getByLabel('API key').fill(readKey);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByTestId('agents-table').getByText('Front desk').waitFor();
+    await expect(page.getByTestId('signed-in-as').textContent()).resolves.toContain('read only');
+    expect(await page.getByRole('button', { name: 'New agent' }).count()).toBe(0);
+    await page.getByRole('link', { name: 'Calls' }).click();
+    await page.getByText('No calls yet.').waitFor();
+    await screenshot(page, 'read-only-calls');
+    expect(failedRequests).toEqual([]);
+  });
+});
