@@ -2,27 +2,35 @@
  * The console as a newcomer uses it, in real Chromium: the server started as its own process with
  * no ADMIN_API_KEY prints a one-time link; the link shows the admin key once and enters the
  * console; an agent is created through the form (a bad config value is shown at its field first);
- * a read key sees the same lists without any write control. Screenshots go to test/artifacts/.
+ * a call placed by the simulated Twilio caller appears in the calls list while it is live and ends
+ * there without a reload; its page shows the transcript, the latency waterfall and the cost
+ * ledger; a read key sees the same lists without any write control. Screenshots go to
+ * test/artifacts/.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freeLoopbackPort } from '@switchboard/testing';
+import { sineTone } from '@switchboard/audio';
+import { FakeOpenAiServer, freeLoopbackPort, SimulatedTwilioCall } from '@switchboard/testing';
 import type { Browser, Page } from 'playwright-core';
 import { launchChromium } from '../support/chromium';
+import { speechFixture } from '../support/conversation-agents';
 import { ServerFromSource } from '../support/server-from-source';
 
 jest.setTimeout(240_000);
 
 const ARTIFACTS = join(__dirname, '..', 'artifacts');
 const LINK_LINE = /first run: open (http:\/\/localhost:\d+\/#\/first-run\/[A-Za-z0-9_-]+) to sign in/;
+const TWILIO_AUTH_TOKEN = '0123456789abcdef0123456789abcdef';
+const AGENT_NUMBER = '+15551239876';
 
 describe('the console in Chromium: first-run link, agents form, read-only key (e2e, the built console served by the server)', () => {
   let server: ServerFromSource;
   let browser: Browser;
   let dataDir: string;
   let baseUrl: string;
+  let engines: FakeOpenAiServer;
 
   const screenshot = (page: Page, name: string) => page.screenshot({ path: join(ARTIFACTS, `console-${name}.png`), fullPage: true });
 
@@ -33,13 +41,30 @@ describe('the console in Chromium: first-run link, agents form, read-only key (e
     const port = await freeLoopbackPort();
     baseUrl = `http://localhost:${port}`;
     dataDir = mkdtempSync(join(tmpdir(), 'switchboard-console-'));
-    server = ServerFromSource.spawn({ PORT: String(port), PUBLIC_BASE_URL: '', DATABASE_URL: '', DATA_DIR: dataDir, ADMIN_API_KEY: '', TWILIO_AUTH_TOKEN: '', WORKERS: '1', LOG_FORMAT: 'json' });
+    const tone = sineTone({ frequencyHz: 440, sampleRate: 24_000, durationMs: 1500, amplitudeDbfs: -12 });
+    engines = await FakeOpenAiServer.start({
+      transcription: () => ({ text: 'What time do you open tomorrow?' }),
+      chat: () => ({ text: ['We open at nine', ' in the morning.'], usage: { promptTokens: 40, completionTokens: 9 } }),
+      speech: () => ({ pcm: tone, chunkBytes: [4801, 1234] }),
+    });
+    server = ServerFromSource.spawn({
+      PORT: String(port),
+      PUBLIC_BASE_URL: '',
+      DATABASE_URL: '',
+      DATA_DIR: dataDir,
+      ADMIN_API_KEY: '',
+      TWILIO_AUTH_TOKEN,
+      OUTBOUND_ALLOWED_HOSTS: '127.0.0.1',
+      WORKERS: '1',
+      LOG_FORMAT: 'json',
+    });
     await server.healthy(`http://127.0.0.1:${port}`, 150_000);
     browser = await launchChromium();
   }, 200_000);
 
   afterAll(async () => {
     await browser?.close();
+    await engines?.close();
     if (server?.child.exitCode === null) server.child.kill('SIGKILL');
     rmSync(dataDir, { recursive: true, force: true });
   });
@@ -79,6 +104,49 @@ describe('the console in Chromium: first-run link, agents form, read-only key (e
     await page.getByTestId('agents-table').getByText('Front desk').waitFor();
     await screenshot(page, 'agents');
 
+    // A pipeline agent on a number (through the API), then a call to it while the calls page is open.
+    const admin = { authorization: `Bearer ${shownKey}`, 'content-type': 'application/json' };
+    const remote = { provider: 'openai', baseUrl: engines.baseUrl };
+    const agentResponse = await fetch(`${baseUrl}/v1/agents`, {
+      method: 'POST',
+      headers: admin,
+      body: JSON.stringify({ name: 'Opening hours', engine: 'pipeline', config: { firstMessage: null, stt: { ...remote, model: 'whisper-1' }, llm: { ...remote, model: 'gpt-test' }, tts: { ...remote, model: 'tts-test', voice: 'alloy' } } }),
+    });
+    expect(agentResponse.status).toBe(201);
+    const { id: agentId } = (await agentResponse.json()) as { id: string };
+    expect((await fetch(`${baseUrl}/v1/phone-numbers`, { method: 'POST', headers: admin, body: JSON.stringify({ e164: AGENT_NUMBER, agentId }) })).status).toBe(201);
+
+    await page.getByRole('link', { name: 'Calls' }).click();
+    await page.getByText('No calls yet.').waitFor();
+    await page.getByTestId('feed-state').getByText('live').waitFor();
+    const call = new SimulatedTwilioCall({ serverUrl: baseUrl, publicBaseUrl: baseUrl, authToken: TWILIO_AUTH_TOKEN, accountSid: `AC${'0'.repeat(32)}`, from: '+15557654321', to: AGENT_NUMBER });
+    const twiml = await call.dial();
+    const callId = twiml.stream?.parameters['callId'] as string;
+    await call.connectMedia();
+    // Appears while live, without a reload.
+    await page.locator(`tr[data-call-id="${callId}"]`).getByText('(live)').waitFor({ timeout: 15_000 });
+    await screenshot(page, 'calls-live');
+    const reply = call.waitForMessage((message) => message.event === 'media', 20_000);
+    await call.streamAudio(speechFixture('hours'), { trailingSilenceMs: 200 });
+    await reply;
+    await new Promise((resolve) => setTimeout(resolve, 2_000)); // let the reply play, so its first mark comes back
+    await call.hangup();
+    // As Twilio does after the caller hangs up: the final status callback.
+    await call.sendStatusCallback('completed');
+    const row = page.locator(`tr[data-call-id="${callId}"]`);
+    await row.getByText('completed').waitFor({ timeout: 15_000 });
+    await row.getByText('stream_stopped').waitFor();
+
+    // The call page: transcript, one waterfall per reply, the priced ledger.
+    await page.locator(`tr[data-call-id="${callId}"] a`).click();
+    await page.getByTestId('transcript').getByText('What time do you open tomorrow?').waitFor();
+    await page.getByTestId('transcript').getByText('We open at nine in the morning.').waitFor();
+    await page.getByTestId('latency-waterfall').locator('svg').waitFor();
+    await expect(page.getByTestId('latency-waterfall').textContent()).resolves.toContain('ASR');
+    await page.getByTestId('cost-ledger').getByText('stt').waitFor({ timeout: 15_000 });
+    await expect(page.getByTestId('call-total').textContent()).resolves.toMatch(/^\d+\.\d+ USD$/);
+    await screenshot(page, 'call');
+
     // A read key: same lists, no write control.
     const created = await fetch(`${baseUrl}/v1/api-keys`, {
       method: 'POST',
@@ -97,7 +165,7 @@ describe('the console in Chromium: first-run link, agents form, read-only key (e
     await expect(page.getByTestId('signed-in-as').textContent()).resolves.toContain('read only');
     expect(await page.getByRole('button', { name: 'New agent' }).count()).toBe(0);
     await page.getByRole('link', { name: 'Calls' }).click();
-    await page.getByText('No calls yet.').waitFor();
+    await page.getByTestId('calls-table').waitFor();
     await screenshot(page, 'read-only-calls');
     expect(failedRequests).toEqual([]);
   });

@@ -79,4 +79,74 @@ export interface CallSummary {
   startedAt: string;
   endedAt: string | null;
   endReason: string | null;
+  updatedAt: string;
+}
+
+export interface TranscriptTurn {
+  index: number;
+  role: string;
+  source: string;
+  text: string;
+  heardText: string | null;
+  interrupted: boolean;
+  startMs: number;
+  endMs: number;
+}
+
+export interface ToolInvocation {
+  id: string;
+  name: string;
+  arguments: unknown;
+  result: unknown;
+  error: string | null;
+  startedAtMs: number;
+  latencyMs: number;
+}
+
+export interface TurnLatency {
+  turnIndex: number;
+  endOfSpeechMs: number | null;
+  endOfTurnFrameMs: number | null;
+  endOfTurnMs: number | null;
+  asrFinalMs: number | null;
+  llmFirstTokenMs: number | null;
+  ttsFirstByteMs: number | null;
+  firstFrameSentMs: number | null;
+  firstMarkEchoedMs: number | null;
+  interruptedAtMs: number | null;
+  voiceToVoiceMs: number | null;
+}
+
+export interface CallEvent {
+  id: string;
+  at: string;
+  offsetMs: number | null;
+  type: string;
+  payload: unknown;
+}
+
+export interface CostLine {
+  id: string;
+  component: string;
+  kind: 'charge' | 'correction';
+  reason: string | null;
+  quantity: number;
+  unit: string;
+  pricePer: string;
+  amount: string;
+}
+
+export interface CallCost {
+  status: 'priced' | 'pending';
+  currency: string | null;
+  total: string | null;
+  lines: CostLine[];
+}
+
+export interface CallDetail extends CallSummary {
+  transcript: TranscriptTurn[];
+  toolInvocations: ToolInvocation[];
+  latency: TurnLatency[];
+  events: CallEvent[];
+  cost: CallCost;
 }

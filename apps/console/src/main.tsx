@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { lazy, Suspense, useState } from 'react';
 import { createRoot } from 'react-dom/client';
 import { HashRouter, Navigate, Route, Routes } from 'react-router';
 import { Layout } from './layout';
@@ -8,6 +8,9 @@ import { FirstRunPage } from './pages/first-run-page';
 import { SignInPage } from './pages/sign-in-page';
 import { loadSession, saveSession, SessionContext, type Session } from './session';
 import './styles.css';
+
+// The call page carries the charting library: loaded when first opened, not with the sign-in page.
+const CallPage = lazy(() => import('./pages/call-page').then((module) => ({ default: module.CallPage })));
 
 /**
  * Hash routes: the server serves one static index.html for `/`, and a first-run token in
@@ -28,6 +31,14 @@ function App() {
           <Route element={<Layout />}>
             <Route path="/agents" element={<AgentsPage />} />
             <Route path="/calls" element={<CallsPage />} />
+            <Route
+              path="/calls/:id"
+              element={
+                <Suspense fallback={<p className="empty">Loading…</p>}>
+                  <CallPage />
+                </Suspense>
+              }
+            />
           </Route>
           <Route path="*" element={<Navigate to={session ? '/agents' : '/sign-in'} replace />} />
         </Routes>

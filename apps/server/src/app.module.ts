@@ -16,6 +16,7 @@ import { rateLimitStoreProvider } from './auth/rate-limit/rate-limit-store.provi
 import { BootstrapService } from './bootstrap/bootstrap.service';
 import { FirstRunController } from './console/first-run.controller';
 import { FirstRunSignInService } from './console/first-run-sign-in.service';
+import { LiveCallFeedService } from './calls/live-call-feed.service';
 import { CallsController } from './calls/calls.controller';
 import { OutboundCallService } from './calls/outbound-call.service';
 import { OutboundCallsController } from './calls/outbound-calls.controller';
@@ -111,6 +112,7 @@ export class AppModule {
         AgentEngines,
         BootstrapService,
         FirstRunSignInService,
+        LiveCallFeedService,
         InferenceService,
         {
           provide: TwilioRestClientFactory,

@@ -14,3 +14,6 @@ CREATE UNIQUE INDEX "console_sign_in_links_token_hash_key" ON "console_sign_in_l
 CREATE INDEX "console_sign_in_links_organization_id_idx" ON "console_sign_in_links"("organization_id");
 ALTER TABLE "console_sign_in_links" ADD CONSTRAINT "console_sign_in_links_organization_id_fkey"
     FOREIGN KEY ("organization_id") REFERENCES "organizations"("id") ON DELETE CASCADE ON UPDATE CASCADE;
+
+-- The console's live call list polls the calls of an organization changed since a moment.
+CREATE INDEX "calls_organization_id_updated_at_idx" ON "calls"("organization_id", "updated_at");

@@ -1,42 +1,19 @@
-import { useEffect, useState } from 'react';
-import { api, type CallSummary, type Page } from '../api';
+import { Link } from 'react-router';
+import { useLiveCalls } from '../live-calls';
 import { useSession } from '../session';
 
-/** How often the list is refreshed while the page is open. */
-const REFRESH_MS = 5_000;
-
-/** The latest calls, newest first, refreshed every few seconds. */
+/** The latest calls, newest first, updated as they start, change and end (no reload). */
 export function CallsPage() {
   const { session } = useSession();
-  const [calls, setCalls] = useState<CallSummary[]>();
-  const [error, setError] = useState<string>();
-
-  useEffect(() => {
-    if (!session) return;
-    let stopped = false;
-    const load = async () => {
-      try {
-        const page = await api<Page<CallSummary>>('/v1/calls?limit=50', { key: session.key });
-        if (!stopped) {
-          setCalls(page.data);
-          setError(undefined);
-        }
-      } catch (caught) {
-        if (!stopped) setError(caught instanceof Error ? caught.message : String(caught));
-      }
-    };
-    void load();
-    const timer = setInterval(() => void load(), REFRESH_MS);
-    return () => {
-      stopped = true;
-      clearInterval(timer);
-    };
-  }, [session]);
+  const { calls, state, error } = useLiveCalls(session);
 
   return (
     <section>
       <div className="section-head">
         <h1>Calls</h1>
+        <span className={`feed ${state}`} data-testid="feed-state">
+          {state === 'live' ? '● live' : state === 'connecting' ? 'connecting…' : 'reconnecting…'}
+        </span>
       </div>
       {error && (
         <p className="error" role="alert">
@@ -58,12 +35,14 @@ export function CallsPage() {
           </thead>
           <tbody>
             {calls.map((call) => (
-              <tr key={call.id}>
-                <td>{new Date(call.startedAt).toLocaleString()}</td>
+              <tr key={call.id} data-call-id={call.id}>
+                <td>
+                  <Link to={`/calls/${call.id}`}>{new Date(call.startedAt).toLocaleString()}</Link>
+                </td>
                 <td>{call.direction}</td>
                 <td>{call.fromNumber}</td>
                 <td>{call.toNumber}</td>
-                <td>{call.status}</td>
+                <td>{call.endedAt ? call.status : <strong>{call.status} (live)</strong>}</td>
                 <td>{call.endReason ?? '—'}</td>
               </tr>
             ))}

@@ -1,5 +1,6 @@
-import { Controller, Get, Param, Query, UseGuards } from '@nestjs/common';
-import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { Controller, Get, Param, Query, Res, UseGuards } from '@nestjs/common';
+import { ApiOkResponse, ApiProduces, ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
 import { CallRepository, CostRepository, TWILIO_CALL_STATUSES } from '@switchboard/persistence';
 import { z } from 'zod';
 import { ApiKeyGuard, type ApiPrincipal } from '../auth/api-key.guard';
@@ -11,6 +12,7 @@ import { CallDetailDto, CallPageDto } from './call-responses.schema';
 import { callNotFound } from './outbound-call-errors';
 import { callIdParam } from './outbound-call-requests.schema';
 import { callCostView } from '../costs/cost-responses.schema';
+import { LIVE_FEED_MAX_MS, LiveCallFeedService } from './live-call-feed.service';
 
 
 /**
@@ -51,6 +53,7 @@ export class CallsController {
   constructor(
     private readonly calls: CallRepository,
     private readonly costs: CostRepository,
+    private readonly liveFeed: LiveCallFeedService,
   ) {}
 
   @Get()
@@ -73,6 +76,19 @@ export class CallsController {
       },
     });
     return { data: page.items, nextCursor: page.nextCursor ?? null };
+  }
+
+  /** Declared before `:id`, which would otherwise take "live" for an id. */
+  @Get('live')
+  @ApiProduces('text/event-stream')
+  @ApiOkResponse({
+    description:
+      `Server-sent events: \`event: call\` with the call (as in the list) each time one of the organization's calls changes, from a few seconds before the request on. ` +
+      `Comment lines keep the stream alive; the stream ends after ${LIVE_FEED_MAX_MS / 60_000} minutes (reconnect; the key is checked again).`,
+  })
+  @ApiErrors(429)
+  live(@Principal() principal: ApiPrincipal, @Res() response: Response): void {
+    this.liveFeed.open(principal.organizationId, response);
   }
 
   @Get(':id')

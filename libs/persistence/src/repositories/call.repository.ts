@@ -250,6 +250,21 @@ export class CallRepository {
   }
 
   /**
+   * The organization's calls whose row changed at or after `since` (started, answered, ended,
+   * priced), oldest change first, at most `limit`: what a live view polls.
+   */
+  async listUpdatedSince(organizationId: string, since: Date, limit: number): Promise<CallRecord[]> {
+    if (!isUuid(organizationId)) return [];
+    const rows = await this.prisma.call.findMany({
+      where: { organizationId, updatedAt: { gte: since } },
+      orderBy: [{ updatedAt: 'asc' }, { id: 'asc' }],
+      take: limit,
+      omit: OMIT_INTERNAL_COLUMNS,
+    });
+    return rows.map(toCallRecord);
+  }
+
+  /**
    * The call with its event log and conversation records (transcript, tool invocations, latency
    * waterfalls), or null when missing or owned by another organization.
    */

@@ -1,0 +1,175 @@
+import { useEffect, useState } from 'react';
+import { Link, useParams } from 'react-router';
+import { api, type CallDetail } from '../api';
+import { LatencyWaterfall } from '../components/latency-waterfall';
+import { useSession } from '../session';
+
+/** While the call is live its record grows; the page refreshes this often until it ends and is priced. */
+const LIVE_REFRESH_MS = 2_000;
+
+/** One call: what was said (and heard), tools, the latency of each reply, the event log and what it cost. */
+export function CallPage() {
+  const { id = '' } = useParams();
+  const { session } = useSession();
+  const [call, setCall] = useState<CallDetail>();
+  const [error, setError] = useState<string>();
+
+  useEffect(() => {
+    if (!session) return;
+    let stopped = false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const load = async () => {
+      try {
+        const detail = await api<CallDetail>(`/v1/calls/${encodeURIComponent(id)}`, { key: session.key });
+        if (stopped) return;
+        setCall(detail);
+        setError(undefined);
+        if (detail.endedAt === null || detail.cost.status === 'pending') timer = setTimeout(() => void load(), LIVE_REFRESH_MS);
+      } catch (caught) {
+        if (!stopped) setError(caught instanceof Error ? caught.message : String(caught));
+      }
+    };
+    void load();
+    return () => {
+      stopped = true;
+      clearTimeout(timer);
+    };
+  }, [id, session]);
+
+  if (error) {
+    return (
+      <p className="error" role="alert">
+        {error}
+      </p>
+    );
+  }
+  if (!call) return <p className="empty">Loading…</p>;
+  return (
+    <section className="call-page">
+      <p>
+        <Link to="/calls">← Calls</Link>
+      </p>
+      <h1>
+        Call {call.fromNumber} → {call.toNumber}
+      </h1>
+      <dl className="facts">
+        <dt>Direction</dt>
+        <dd>{call.direction}</dd>
+        <dt>Status</dt>
+        <dd data-testid="call-status">{call.endedAt ? `${call.status}, ended (${call.endReason ?? 'unknown'})` : `${call.status}, live`}</dd>
+        <dt>Started</dt>
+        <dd>{new Date(call.startedAt).toLocaleString()}</dd>
+        <dt>Cost</dt>
+        <dd data-testid="call-total">{call.cost.status === 'priced' ? `${call.cost.total ?? '0'} ${call.cost.currency ?? ''}` : 'pending (priced when the call ends)'}</dd>
+      </dl>
+
+      <h2>Transcript</h2>
+      {call.transcript.length === 0 ? (
+        <p className="empty">Nothing was transcribed.</p>
+      ) : (
+        <ol className="transcript" data-testid="transcript">
+          {call.transcript.map((turn) => (
+            <li key={turn.index} className={turn.role}>
+              <span className="role">{turn.role}</span>
+              <span className="at">{(turn.startMs / 1000).toFixed(1)} s</span>
+              {turn.interrupted ? (
+                <span>
+                  {turn.heardText ?? ''}
+                  <span className="cut" title={turn.text}>
+                    {' '}
+                    — interrupted (heard {turn.heardText?.length ?? 0} of {turn.text.length} characters)
+                  </span>
+                </span>
+              ) : (
+                <span>{turn.text}</span>
+              )}
+            </li>
+          ))}
+        </ol>
+      )}
+
+      {call.toolInvocations.length > 0 && (
+        <>
+          <h2>Tool calls</h2>
+          <table>
+            <thead>
+              <tr>
+                <th>Tool</th>
+                <th>Arguments</th>
+                <th>Result</th>
+                <th>Latency</th>
+              </tr>
+            </thead>
+            <tbody>
+              {call.toolInvocations.map((tool) => (
+                <tr key={tool.id}>
+                  <td>{tool.name}</td>
+                  <td>
+                    <code>{JSON.stringify(tool.arguments)}</code>
+                  </td>
+                  <td>{tool.error ? <span className="error">{tool.error}</span> : <code>{JSON.stringify(tool.result)}</code>}</td>
+                  <td>{Math.round(tool.latencyMs)} ms</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </>
+      )}
+
+      <h2>Latency per reply</h2>
+      {call.latency.length === 0 ? <p className="empty">No replies measured.</p> : <LatencyWaterfall turns={call.latency} />}
+
+      <h2>Cost ledger</h2>
+      {call.cost.lines.length === 0 ? (
+        <p className="empty">{call.cost.status === 'pending' ? 'Priced when the call ends.' : 'No cost lines.'}</p>
+      ) : (
+        <table data-testid="cost-ledger">
+          <thead>
+            <tr>
+              <th>Component</th>
+              <th>Kind</th>
+              <th>Quantity</th>
+              <th>Price per</th>
+              <th>Amount ({call.cost.currency})</th>
+            </tr>
+          </thead>
+          <tbody>
+            {call.cost.lines.map((line) => (
+              <tr key={line.id}>
+                <td>{line.component}</td>
+                <td>{line.kind === 'correction' ? `correction (${line.reason ?? ''})` : 'charge'}</td>
+                <td>
+                  {line.quantity} {line.unit}
+                </td>
+                <td>{line.pricePer}</td>
+                <td>{line.amount}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+
+      <h2>Events</h2>
+      <table className="events" data-testid="events">
+        <thead>
+          <tr>
+            <th>At</th>
+            <th>Event</th>
+            <th>Details</th>
+          </tr>
+        </thead>
+        <tbody>
+          {call.events.map((event) => (
+            <tr key={event.id}>
+              <td>{event.offsetMs === null ? new Date(event.at).toLocaleTimeString() : `${(event.offsetMs / 1000).toFixed(2)} s`}</td>
+              <td>{event.type}</td>
+              <td>
+                <code>{JSON.stringify(event.payload)}</code>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </section>
+  );
+}
