@@ -29,7 +29,7 @@ export function waterfallSeries(turns: TurnLatency[]): Array<{ name: string; col
   for (const turn of turns) {
     let last = turn.endOfSpeechMs;
     STEPS.forEach((step, index) => {
-      const at = turn[step.to] as number | null;
+      const at = turn[step.to];
       const duration = last !== null && at !== null ? Math.max(0, at - last) : 0;
       series[index]?.durations.push(Math.round(duration * 10) / 10);
       if (at !== null) last = at;
