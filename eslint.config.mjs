@@ -4,7 +4,7 @@
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'libs/persistence/src/generated/**', 'coverage/**', '*.mjs', '*.js', 'apps/console/vite.config.mjs'] },
+  { ignores: ['dist/**', 'node_modules/**', 'libs/persistence/src/generated/**', 'coverage/**', '*.mjs', '*.js', 'apps/console/vite.config.mjs', 'apps/console/public/**'] },
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {

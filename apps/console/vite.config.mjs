@@ -25,5 +25,5 @@ export default defineConfig({
     },
   },
   // `npm run console:dev` proxies the API to a server on :3000, so the page and the API share an origin as in production.
-  server: { proxy: { '/v1': 'http://localhost:3000' } },
+  server: { proxy: { '/v1': 'http://localhost:3000', '/console': 'http://localhost:3000' } },
 });

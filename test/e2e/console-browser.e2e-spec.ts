@@ -8,10 +8,10 @@
  * test/artifacts/.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { sineTone } from '@switchboard/audio';
+import { readWav, sineTone, writeWav } from '@switchboard/audio';
 import { FakeOpenAiServer, freeLoopbackPort, SimulatedTwilioCall } from '@switchboard/testing';
 import type { Browser, Page } from 'playwright-core';
 import { launchChromium } from '../support/chromium';
@@ -31,6 +31,10 @@ describe('the console in Chromium: first-run link, agents form, read-only key (e
   let dataDir: string;
   let baseUrl: string;
   let engines: FakeOpenAiServer;
+  /** The admin key the first-run link gave (the link works once, so later tests reuse it). */
+  let adminKey = '';
+  /** How long the fake TTS speaks: short for a reply that plays out, long for one to barge in on. */
+  let replyMs = 1500;
 
   const screenshot = (page: Page, name: string) => page.screenshot({ path: join(ARTIFACTS, `console-${name}.png`), fullPage: true });
 
@@ -41,11 +45,10 @@ describe('the console in Chromium: first-run link, agents form, read-only key (e
     const port = await freeLoopbackPort();
     baseUrl = `http://localhost:${port}`;
     dataDir = mkdtempSync(join(tmpdir(), 'switchboard-console-'));
-    const tone = sineTone({ frequencyHz: 440, sampleRate: 24_000, durationMs: 1500, amplitudeDbfs: -12 });
     engines = await FakeOpenAiServer.start({
       transcription: () => ({ text: 'What time do you open tomorrow?' }),
       chat: () => ({ text: ['We open at nine', ' in the morning.'], usage: { promptTokens: 40, completionTokens: 9 } }),
-      speech: () => ({ pcm: tone, chunkBytes: [4801, 1234] }),
+      speech: () => ({ pcm: sineTone({ frequencyHz: 440, sampleRate: 24_000, durationMs: replyMs, amplitudeDbfs: -12 }), chunkBytes: [4801, 1234] }),
     });
     server = ServerFromSource.spawn({
       PORT: String(port),
@@ -81,11 +84,13 @@ describe('the console in Chromium: first-run link, agents form, read-only key (e
     // The link: the key is shown once, and the token left the address bar.
     await page.goto(link as string);
     const shownKey = (await page.getByTestId('new-api-key').textContent()) ?? '';
+    adminKey = shownKey;
     expect(shownKey).toMatch(/^sk_live_/);
     expect(page.url()).not.toContain(link!.split('/#/first-run/')[1] as string);
     await screenshot(page, 'first-run');
     await page.getByRole('button', { name: /open the console/ }).click();
-    await page.getByText('No agents yet.').waitFor();
+    // A first run makes an echo agent, so there is something to talk to at once.
+    await page.getByTestId('agents-table').getByText('Echo (talk to yourself)').waitFor();
     await expect(page.getByTestId('signed-in-as').textContent()).resolves.toContain('admin');
 
     // The form: a config value out of range is shown at its field, then a good one creates the agent.
@@ -168,5 +173,64 @@ describe('the console in Chromium: first-run link, agents form, read-only key (e
     await page.getByTestId('calls-table').waitFor();
     await screenshot(page, 'read-only-calls');
     expect(failedRequests).toEqual([]);
+  });
+
+  it('talks to an agent from the browser: fake microphone in, the agent heard, barge-in, the call live then on its page', async () => {
+    expect(adminKey).toMatch(/^sk_live_/); // from the first test's sign-in link
+    replyMs = 6000;
+    // The caller's voice: the question, then 2.5 s of silence (Chromium loops the file, so the caller
+    // asks again 2.5 s after finishing: during the agent's 6 s reply, which is a barge-in).
+    const question = readWav(new Uint8Array(readFileSync(join(__dirname, '..', 'fixtures', 'speech', 'hours.16k.wav'))));
+    const samples = new Int16Array(question.samples.length + 16_000 * 2.5);
+    samples.set(question.samples);
+    const micFile = join(dataDir, 'caller.wav');
+    writeFileSync(micFile, writeWav({ sampleRate: 16_000, channelCount: 1, samples }));
+    const callerBrowser = await launchChromium(['--use-fake-ui-for-media-stream', '--use-fake-device-for-media-stream', `--use-file-for-fake-audio-capture=${micFile}`, '--autoplay-policy=no-user-gesture-required']);
+    try {
+      const signIn = async (page: Page) => {
+        await page.goto(`${baseUrl}/#/sign-in`);
+        await page.getByLabel('API key').fill(adminKey);
+        await page.getByRole('button', { name: 'Sign in' }).click();
+        await page.getByTestId('agents-table').waitFor();
+      };
+      const watcher = await callerBrowser.newPage();
+      await signIn(watcher);
+      await watcher.getByRole('link', { name: 'Calls' }).click();
+      await watcher.getByTestId('feed-state').getByText('live').waitFor();
+
+      const page = await callerBrowser.newPage();
+      await signIn(page);
+      await page.getByRole('button', { name: 'Talk to Opening hours' }).click();
+      await page.getByRole('button', { name: 'Start call' }).click();
+      await page.getByTestId('talk-state').getByText('live').waitFor({ timeout: 15_000 });
+      // The call shows up live in the other tab, as a web call.
+      const liveRow = watcher.locator('tr', { hasText: 'web' }).filter({ hasText: '(live)' });
+      await liveRow.waitFor({ timeout: 15_000 });
+      await screenshot(watcher, 'calls-web-live');
+
+      // The agent's reply is played (the page measures what its playback plays).
+      const heardBy = Date.now() + 20_000;
+      while (Number(await page.getByTestId('agent-peak').getAttribute('data-peak')) <= 0.05) {
+        if (Date.now() > heardBy) throw new Error('the agent was not heard within 20 s');
+        await page.waitForTimeout(200);
+      }
+      await screenshot(page, 'talk');
+      // Let the looping caller speak over the reply, then hang up.
+      await page.waitForTimeout(7_000);
+      await page.getByRole('button', { name: 'Hang up' }).click();
+      await page.getByTestId('talk-state').getByText('ended').waitFor({ timeout: 10_000 });
+
+      await page.getByRole('link', { name: "Open this call's page" }).click();
+      await page.getByTestId('transcript').getByText('What time do you open tomorrow?').first().waitFor();
+      await page.getByTestId('transcript').getByText(/interrupted/).first().waitFor({ timeout: 10_000 });
+      await page.getByTestId('latency-waterfall').locator('svg').waitFor();
+      await page.getByTestId('cost-ledger').getByText('stt').waitFor({ timeout: 15_000 });
+      await expect(page.getByTestId('cost-ledger').getByText('telephony').count()).resolves.toBe(0);
+      await expect(page.getByTestId('call-status').textContent()).resolves.toContain('completed, ended (stream_stopped)');
+      await screenshot(page, 'web-call');
+    } finally {
+      await callerBrowser.close();
+      replyMs = 1500;
+    }
   });
 });

@@ -40,7 +40,7 @@ describe('first run without ADMIN_API_KEY: a one-time console sign-in link (e2e,
     child.kill('SIGTERM');
     await exited;
   };
-  const claim = (token: string) => fetch(`${baseUrl}/v1/console/first-run`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token }) });
+  const claim = (token: string) => fetch(`${baseUrl}/console/first-run`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token }) });
 
   beforeAll(async () => {
     port = await freeLoopbackPort();

@@ -31,6 +31,9 @@ import { InferenceService } from './inference/inference.service';
 import { TwilioRestClientFactory } from './telephony-control/twilio-rest-client.factory';
 import { LoggingModule } from './logging/logging.module';
 import { MediaStreamGateway } from './media/media-stream.gateway';
+import { WebCallGateway } from './web-calls/web-call.gateway';
+import { WebCallService } from './web-calls/web-call.service';
+import { WebCallsController } from './web-calls/web-calls.controller';
 import { MediaStreamService } from './media/media-stream.service';
 import { MediaUpgradeVerifier } from './media/media-upgrade.verifier';
 import { PhoneNumbersController } from './phone-numbers/phone-numbers.controller';
@@ -76,7 +79,7 @@ export class AppModule {
           webhooks: { giveUpAfterMs: config.webhooks.giveUpAfterMs },
         }),
       ],
-      controllers: [WebhookSubscriptionsController, WebhookDeliveriesController, HealthController, MetricsController, CallsController, AgentsController, PhoneNumbersController, ApiKeysController, FirstRunController, TwilioWebhooksController,
+      controllers: [WebhookSubscriptionsController, WebhookDeliveriesController, HealthController, MetricsController, CallsController, AgentsController, PhoneNumbersController, ApiKeysController, FirstRunController, WebCallsController, TwilioWebhooksController,
         OutboundCallsController, OutboundCallWebhooksController, OrganizationController, OrganizationsController, CostsController, SecretsController,
         TwilioAccountController],
       providers: [
@@ -109,6 +112,8 @@ export class AppModule {
         MediaUpgradeVerifier,
         MediaStreamService,
         MediaStreamGateway,
+        WebCallGateway,
+        WebCallService,
         AgentEngines,
         BootstrapService,
         FirstRunSignInService,

@@ -3,7 +3,8 @@ import { startedUnits } from './money';
 
 /** What was measured on one call: the only input of pricing besides the catalog. Integers only. */
 export interface CallMeters {
-  direction: 'inbound' | 'outbound';
+  /** 'web': a browser call, which uses no telephone line (no telephony or media-stream minutes). */
+  direction: 'inbound' | 'outbound' | 'web';
   /** 'echo' | 'pipeline' | 'realtime' (realtime per-minute prices only apply to 'realtime'). */
   engine: string;
   /** Seconds the call was connected as Switchboard measured it (answer -> end). */
@@ -78,7 +79,7 @@ const count = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
 
 /** Reads meters back from stored JSON; `satisfies` keeps it in step with the interface. */
 export const callMetersSchema = z.strictObject({
-  direction: z.enum(['inbound', 'outbound']),
+  direction: z.enum(['inbound', 'outbound', 'web']),
   engine: z.string(),
   measuredConnectedSeconds: count,
   twilioBilledMinutes: count.nullable(),

@@ -46,6 +46,16 @@ describe('priceCall: telephony', () => {
     const lines = priceCall(refused, { ...DEFAULT_PRICES, platformFeePerMinute: 1_000, marginPerMinute: 500 });
     expect(lines.map((l) => [l.component, l.quantity, l.amountMicros])).toEqual([['telephony', 1, 8_500]]);
   });
+
+  it('bills a web call no telephony or media-stream minutes; fee and margin follow its stream: 2 × 1_000 and 2 × 500', () => {
+    const web = { ...emptyCallMeters('web', 'pipeline'), measuredConnectedSeconds: 61, streamMs: 61_000, sttAudioMs: 60_000 };
+    const lines = priceCall(web, { ...DEFAULT_PRICES, platformFeePerMinute: 1_000, marginPerMinute: 500 });
+    expect(lines.map((l) => [l.component, l.quantity, l.amountMicros])).toEqual([
+      ['stt', 60_000, DEFAULT_PRICES.sttPerAudioMinute],
+      ['platform_fee', 2, 2_000],
+      ['margin', 2, 1_000],
+    ]);
+  });
 });
 
 describe('priceCall: speech and tokens', () => {

@@ -56,9 +56,17 @@ interface ComponentRule extends PriceUnit {
   onlyWhenPriced?: true;
 }
 
-const telephonyMinutes = (meters: CallMeters): number => billedTelephonyMinutes(meters).minutes;
-/** Fee and margin are for calls an agent served: a call refused before any media stream pays Twilio only. */
-const servedMinutes = (meters: CallMeters): number => (meters.streamMs > 0 ? telephonyMinutes(meters) : 0);
+/** A web call (from the browser) has no telephone line: no Twilio minutes, no media-stream minutes. */
+const onTelephone = (meters: CallMeters, quantity: number): number => (meters.direction === 'web' ? 0 : quantity);
+const telephonyMinutes = (meters: CallMeters): number => onTelephone(meters, billedTelephonyMinutes(meters).minutes);
+/**
+ * Fee and margin are for calls an agent served: a call refused before any media stream pays Twilio
+ * only. A phone call counts its billed line minutes; a web call, the started minutes of its stream.
+ */
+const servedMinutes = (meters: CallMeters): number => {
+  if (meters.streamMs <= 0) return 0;
+  return meters.direction === 'web' ? startedUnits(meters.streamMs, 60_000) : telephonyMinutes(meters);
+};
 const onRealtimeEngine = (meters: CallMeters, quantity: number): number => (meters.engine === 'realtime' ? quantity : 0);
 const uncached = (all: number, cached: number): number => Math.max(0, all - cached);
 
@@ -69,7 +77,7 @@ const RULES: Record<CostComponent, ComponentRule> = {
     quantity: telephonyMinutes,
     priceField: (m) => (m.direction === 'inbound' ? 'telephonyInboundPerMinute' : 'telephonyOutboundPerMinute'),
   },
-  media_streams: { ...WHOLE_MINUTE, quantity: (m) => startedUnits(m.streamMs, 60_000), priceField: () => 'mediaStreamsPerMinute' },
+  media_streams: { ...WHOLE_MINUTE, quantity: (m) => onTelephone(m, startedUnits(m.streamMs, 60_000)), priceField: () => 'mediaStreamsPerMinute' },
   stt: { ...AUDIO_MINUTE, quantity: (m) => m.sttAudioMs, priceField: () => 'sttPerAudioMinute' },
   tts_characters: { ...MILLION_CHARACTERS, quantity: (m) => m.ttsCharacters, priceField: () => 'ttsPerMillionCharacters' },
   tts_audio: { ...AUDIO_MINUTE, quantity: (m) => m.ttsAudioMs, priceField: () => 'ttsPerAudioMinute' },

@@ -61,6 +61,8 @@ export {
   lockOrganizationCalls,
   readConcurrency,
   recordRefusal,
+  WEB_CALL_FROM,
+  WEB_CALL_TO,
 } from './repositories/call-admission';
 export type {
   Admission,
@@ -70,6 +72,7 @@ export type {
   ConcurrencySnapshot,
   RefusalInput,
   CreateOutboundCallInput,
+  CreateWebCallInput,
   IssueOutboundStreamTokenInput,
   MachineDetectionMode,
 } from './repositories/call-admission';
@@ -96,6 +99,7 @@ export type {
   CallRecord,
   StatusTimelineEntry,
 } from './repositories/call-records';
+export { CALL_DIRECTIONS } from './repositories/call-list-filters';
 export { encodeCallCursor, decodeCallCursor } from './repositories/call-cursor';
 export type { CallCursor } from './repositories/call-cursor';
 export {

@@ -21,6 +21,7 @@ export * from './messages/outbound-messages';
 export * from './session/media-stream-events';
 export { MediaStreamSession, type MediaStreamSessionOptions } from './session/media-stream-session';
 export { OutstandingMarks, type ResolvedMark } from './session/outstanding-marks';
+export { OutboundFrames, type OutboundFrameSink } from './session/outbound-frames';
 export * from './twiml';
 export * from './public-urls';
 export * from './twilio-signature';

@@ -50,6 +50,7 @@ describe('applyMigrations()', () => {
         'call_events',
         'call_refusals',
         'calls',
+        'console_sign_in_links',
         'cost_ledger_lines',
         'organization_secrets',
         'organization_twilio_accounts',
@@ -91,6 +92,19 @@ describe('applyMigrations()', () => {
            VALUES (gen_random_uuid(), '00000000-0000-4000-8000-000000000001', 'AC1', 'inbound', '+1', '+2', 'ringing')`,
         ),
       ).rejects.toThrow(/calls_twilio_call_sid_check/);
+      // A web call, and only a web call, has no Twilio account.
+      await expect(
+        client.query(
+          `INSERT INTO calls (id, organization_id, twilio_call_sid, twilio_account_sid, direction, from_number, to_number, status)
+           VALUES (gen_random_uuid(), '00000000-0000-4000-8000-000000000001', 'CA1', NULL, 'inbound', '+1', '+2', 'ringing')`,
+        ),
+      ).rejects.toThrow(/calls_twilio_account_sid_check/);
+      await expect(
+        client.query(
+          `INSERT INTO calls (id, organization_id, twilio_account_sid, direction, from_number, to_number, status)
+           VALUES (gen_random_uuid(), '00000000-0000-4000-8000-000000000001', 'AC1', 'web', 'browser', 'web', 'in-progress')`,
+        ),
+      ).rejects.toThrow(/calls_twilio_account_sid_check/);
 
       await applyMigrations(scratch.url, { projectRoot: PROJECT_ROOT });
       const again = await client.query('SELECT count(*)::int AS n FROM _prisma_migrations');

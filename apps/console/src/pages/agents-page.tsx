@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useState, type FormEvent } from 'react';
 import { api, ApiError, type AgentSummary, type FieldProblem, type Page } from '../api';
+import { TalkPanel } from '../components/talk-panel';
 import { canWrite, useSession } from '../session';
 
 const ENGINES = ['pipeline', 'realtime', 'echo'] as const;
@@ -10,6 +11,7 @@ export function AgentsPage() {
   const [agents, setAgents] = useState<AgentSummary[]>();
   const [error, setError] = useState<string>();
   const [creating, setCreating] = useState(false);
+  const [talkingTo, setTalkingTo] = useState<AgentSummary>();
 
   const load = useCallback(async () => {
     if (!session) return;
@@ -45,6 +47,7 @@ export function AgentsPage() {
           }}
         />
       )}
+      {talkingTo && <TalkPanel key={talkingTo.id} apiKey={session.key} agentId={talkingTo.id} agentName={talkingTo.name} onClose={() => setTalkingTo(undefined)} />}
       {error && (
         <p className="error" role="alert">
           {error}
@@ -59,6 +62,7 @@ export function AgentsPage() {
               <th>Engine</th>
               <th>Config version</th>
               <th>Updated</th>
+              {canWrite(session) && <th />}
             </tr>
           </thead>
           <tbody>
@@ -68,6 +72,13 @@ export function AgentsPage() {
                 <td>{agent.engine}</td>
                 <td>{agent.version}</td>
                 <td>{new Date(agent.updatedAt).toLocaleString()}</td>
+                {canWrite(session) && (
+                  <td>
+                    <button type="button" onClick={() => setTalkingTo(agent)} aria-label={`Talk to ${agent.name}`}>
+                      Talk
+                    </button>
+                  </td>
+                )}
               </tr>
             ))}
           </tbody>

@@ -27,7 +27,7 @@ export function FirstRunPage() {
   useEffect(() => {
     if (posted.current) return;
     posted.current = true;
-    api<ClaimedKey>('/v1/console/first-run', { method: 'POST', body: { token } })
+    api<ClaimedKey>('/console/first-run', { method: 'POST', body: { token } })
       .then(setClaimed)
       .catch((caught: unknown) => setError(caught instanceof ApiError ? caught.message : String(caught)));
     // Take the token out of the address bar and the history.

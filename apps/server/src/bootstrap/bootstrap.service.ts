@@ -8,6 +8,8 @@ import { BootstrapOrganization, DEFAULT_ORGANIZATION_NAME } from '../twilio-acco
 
 export { DEFAULT_ORGANIZATION_NAME };
 export const ECHO_AGENT_NAME = 'Echo (loopback test agent)';
+/** Made on a first run with no agents, so the console has something to talk to at once. */
+export const FIRST_RUN_AGENT_NAME = 'Echo (talk to yourself)';
 
 /**
  * First-run set-up from the environment: the default organization, its admin key from
@@ -36,7 +38,10 @@ export class BootstrapService implements OnApplicationBootstrap {
     } else if (this.cluster.workerId === undefined || this.cluster.workerId === 1) {
       // Only the first worker of a cluster: the others start after it and would each print (and
       // retire) a link of their own.
-      await this.firstRun.announce(organization.id);
+      const link = await this.firstRun.announce(organization.id);
+      if (link !== undefined && (await this.agents.list({ organizationId: organization.id, limit: 1 })).items.length === 0) {
+        await this.agents.create({ organizationId: organization.id, name: FIRST_RUN_AGENT_NAME, engine: 'echo', config: {} });
+      }
     }
     if (!this.config.twilio.authToken) {
       this.logger.warn('TWILIO_AUTH_TOKEN is not set: Twilio routes are off (every Twilio webhook and media socket is refused with 403); the console and the API work');

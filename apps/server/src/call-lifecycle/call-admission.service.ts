@@ -17,6 +17,8 @@ import {
   readConcurrency,
   recordRefusal,
   TransactionRunner,
+  WEB_CALL_FROM,
+  WEB_CALL_TO,
   WebhookOutbox,
   type Admission,
   type CallRecord,
@@ -25,6 +27,7 @@ import {
   type CreateInboundCallInput,
   type CreateOutboundCallInput,
   type CreateRejectedCallInput,
+  type CreateWebCallInput,
   type Refusal,
   type Tx,
 } from '@switchboard/persistence';
@@ -215,6 +218,49 @@ export class CallAdmissionService {
     });
     await enqueueCallEvent(this.outbox, tx, 'call.started', call);
     return { admitted: true, call };
+  }
+
+  /**
+   * Admits a call from the browser under the same lock and rule as a phone call (concurrency limit,
+   * hard budget): the row is live at once ('in-progress', answered now), with its stream token.
+   */
+  async admitWeb(input: CreateWebCallInput): Promise<Admission<CallRecord>> {
+    if (!isUuid(input.organizationId) || !isUuid(input.agentId)) throw invalidInput('Invalid organization or agent id');
+    const startedAt = input.at ?? new Date();
+    const queuedAt = performance.now();
+    const outcome = await this.perOrganization.run(input.organizationId, async () => {
+      const stale = waitedTooLong(queuedAt, ADMISSION_QUEUE_MAX_WAIT_MS);
+      if (stale) throw stale;
+      return this.transactions.run(async (tx): Promise<Admission<CallRecord>> => {
+        await lockOrganizationCalls(tx, input.organizationId);
+        const refusal = await this.refusalFor(tx, input.organizationId, startedAt);
+        if (refusal) {
+          await recordRefusal(tx, { organizationId: input.organizationId, direction: 'web', fromNumber: WEB_CALL_FROM, toNumber: WEB_CALL_TO, refusal, at: startedAt });
+          return { admitted: false, ...refusal };
+        }
+        const call = await this.calls.insert(tx, {
+          twilioCallSid: null,
+          twilioAccountSid: null,
+          direction: 'web',
+          fromNumber: WEB_CALL_FROM,
+          toNumber: WEB_CALL_TO,
+          status: 'in-progress',
+          startedAt,
+          answeredAt: startedAt,
+          statusTimeline: [{ status: 'in-progress', at: startedAt.toISOString(), sequenceNumber: null }],
+          organizationId: input.organizationId,
+          agentId: input.agentId,
+          agentConfigVersion: input.agentConfigVersion,
+          variables: input.variables,
+          streamTokenHash: input.streamTokenHash,
+          streamTokenExpiresAt: input.streamTokenExpiresAt,
+        });
+        await enqueueCallEvent(this.outbox, tx, 'call.started', call);
+        return { admitted: true, call };
+      });
+    });
+    if (outcome.admitted) this.outbox.committed(1);
+    return outcome;
   }
 
   /** Records a call turned away on arrival (e.g. unknown number); it is final at once. */

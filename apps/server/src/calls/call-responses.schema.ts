@@ -1,5 +1,5 @@
 import { callCostSchema } from '../costs/cost-responses.schema';
-import { TRANSCRIPT_ROLES, TRANSCRIPT_SOURCES, TWILIO_CALL_STATUSES } from '@switchboard/persistence';
+import { CALL_DIRECTIONS, TRANSCRIPT_ROLES, TRANSCRIPT_SOURCES, TWILIO_CALL_STATUSES } from '@switchboard/persistence';
 import { z } from 'zod';
 import { createApiDto, isoDateTime, nullableDateTime, pageOf, uuid } from '../openapi/api-schemas';
 
@@ -10,10 +10,10 @@ const nullableMs = z.number().nullable();
 export const callSchema = z.strictObject({
   id: uuid,
   organizationId: uuid.nullable().describe('Null only for calls to numbers no organization owns (never visible through the API).'),
-  twilioCallSid: z.string().nullable().describe('Null only while an outbound call waits for Twilio to accept it.'),
+  twilioCallSid: z.string().nullable().describe('Null while an outbound call waits for Twilio to accept it, and for web calls.'),
   twilioStreamSid: z.string().nullable(),
-  twilioAccountSid: z.string(),
-  direction: z.enum(['inbound', 'outbound']),
+  twilioAccountSid: z.string().nullable().describe('Null for web calls.'),
+  direction: z.enum(CALL_DIRECTIONS).describe('web: a call from the browser (POST /v1/agents/{id}/web-calls).'),
   fromNumber: z.string(),
   toNumber: z.string(),
   agentId: uuid.nullable(),

@@ -1,7 +1,7 @@
 import { Controller, Get, Param, Query, Res, UseGuards } from '@nestjs/common';
 import { ApiOkResponse, ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { CallRepository, CostRepository, TWILIO_CALL_STATUSES } from '@switchboard/persistence';
+import { CALL_DIRECTIONS, CallRepository, CostRepository, TWILIO_CALL_STATUSES } from '@switchboard/persistence';
 import { z } from 'zod';
 import { ApiKeyGuard, type ApiPrincipal } from '../auth/api-key.guard';
 import { Principal } from '../auth/principal.decorator';
@@ -31,7 +31,7 @@ const listCallsQuery = z
       .transform((value) => value.split(',').map((part) => part.trim()))
       .pipe(z.array(z.enum(TWILIO_CALL_STATUSES)).min(1))
       .optional(),
-    direction: z.enum(['inbound', 'outbound']).optional(),
+    direction: z.enum(CALL_DIRECTIONS).optional(),
     /** startedAt >= from. */
     from: isoTimestamp.optional(),
     /** startedAt < to, so back-to-back ranges never share a call. */
@@ -82,6 +82,7 @@ export class CallsController {
   @Get('live')
   @ApiProduces('text/event-stream')
   @ApiOkResponse({
+    schema: { type: 'string', example: 'event: call\ndata: {"id":"…","direction":"web","status":"in-progress",…}\n\n' },
     description:
       `Server-sent events: \`event: call\` with the call (as in the list) each time one of the organization's calls changes, from a few seconds before the request on. ` +
       `Comment lines keep the stream alive; the stream ends after ${LIVE_FEED_MAX_MS / 60_000} minutes (reconnect; the key is checked again).`,

@@ -88,3 +88,12 @@ export function callNotPlacedYet(id: string): ConflictException {
     message: `Call ${id} is still being placed with Twilio; try again in a moment.`,
   });
 }
+
+export function webCallHangUp(id: string): ConflictException {
+  return new ConflictException({
+    statusCode: 409,
+    error: 'Conflict',
+    code: 'web_call_not_twilio',
+    message: `Call ${id} is a web call: no Twilio call to hang up. It ends when the browser hangs up or the agent ends it.`,
+  });
+}

@@ -21,6 +21,7 @@ import {
   callAlreadyEnded,
   callNotFound,
   callNotPlacedYet,
+  webCallHangUp,
   fromNumberNotOwned,
   twilioNotConfigured,
   twilioRefused,
@@ -125,6 +126,7 @@ export class OutboundCallService {
     const call = await this.calls.findForOrganization(organizationId, callId);
     if (!call) throw callNotFound(callId);
     if (call.endReason !== null || call.endedAt !== null) throw callAlreadyEnded(callId);
+    if (call.direction === 'web' || call.twilioAccountSid === null) throw webCallHangUp(callId);
     if (call.twilioCallSid === null) throw callNotPlacedYet(callId);
     // The call's own account, whichever it was placed or answered with.
     const rest = this.twilioAccounts.restCredentials(await this.twilioAccounts.forAccountSid(call.twilioAccountSid));

@@ -8,13 +8,13 @@ import { claimFirstRunBody, ClaimedFirstRunKeyDto, ClaimFirstRunBodyDto } from '
 import { FirstRunSignInService } from './first-run-sign-in.service';
 
 /**
- * `POST /v1/console/first-run`: the console posts the token of the printed first-run link and gets
+ * `POST /console/first-run`: the console posts the token of the printed first-run link and gets
  * the organization's new admin key, once. No API key (nobody has one yet); every request counts
  * against the client address's anonymous budget, like a failed API key, so tokens cannot be tried
  * in bulk (they are 256-bit random anyway).
  */
 @ApiTags('Console')
-@Controller('v1/console/first-run')
+@Controller('console/first-run')
 export class FirstRunController {
   constructor(
     private readonly firstRun: FirstRunSignInService,

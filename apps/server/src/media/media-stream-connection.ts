@@ -77,7 +77,7 @@ export interface MediaStreamDependencies {
   /** Where the agent's transcript, tool calls and latency go; flushed before the call is finalised. */
   createRecorder(callId: string, events: CallEventBuffer): ConversationRecorder;
   /** Hang-up and transfer for this call, through the Twilio account it belongs to. */
-  createCallControl(call: { twilioCallSid: string; twilioAccountSid: string }): CallControl;
+  createCallControl(call: { twilioCallSid: string | null; twilioAccountSid: string | null }): CallControl;
   /** The call's AI usage meter (STT, TTS, LLM, realtime tokens, inference time), opened at start, read at the end. */
   usage: { open(callId: string): unknown; close(callId: string): MeasuredAiUsage };
   logger: PinoLogger;

@@ -19,13 +19,22 @@ import { MediaStreamConnection } from './media-stream-connection';
 /** How often this process tells the database its live calls are still carried (at most; see heartbeatIntervalMs). */
 const MEDIA_HEARTBEAT_MAX_INTERVAL_MS = 10_000;
 
+/** A call connection of another edge (the browser's web calls) that this process carries. */
+export interface CarriedCall {
+  readonly activeCallId: string | undefined;
+  shutdown(): Promise<void>;
+}
+
 /**
  * Owns the live media connections: shutdown ends every call cleanly, and a heartbeat marks the calls
  * this process carries as alive, so the reconciler only ends calls nobody carries any more.
  */
 @Injectable()
+
 export class MediaStreamService implements OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown {
   private readonly connections = new Set<MediaStreamConnection>();
+  /** Web call connections: the same heartbeat (so the reconciler never takes them for quiet) and the same shutdown. */
+  private readonly otherEdges = new Set<CarriedCall>();
   private heartbeat: NodeJS.Timeout | undefined;
 
   constructor(
@@ -66,7 +75,13 @@ export class MediaStreamService implements OnModuleInit, OnApplicationBootstrap,
   }
 
   get activeConnections(): number {
-    return this.connections.size;
+    return this.connections.size + this.otherEdges.size;
+  }
+
+  /** Carries another edge's call connection from now on; returns what to call when it closes. */
+  carry(connection: CarriedCall): () => void {
+    this.otherEdges.add(connection);
+    return () => this.otherEdges.delete(connection);
   }
 
   /**
@@ -116,8 +131,10 @@ export class MediaStreamService implements OnModuleInit, OnApplicationBootstrap,
    * when first used). Without credentials (local development) hanging up still works, because
    * closing the media stream ends a <Connect><Stream> call; a transfer cannot.
    */
-  private callControl(callSid: string, accountSid: string): CallControl {
+  private callControl(callSid: string | null, accountSid: string | null): CallControl {
     const control = async (): Promise<CallControl | undefined> => {
+      // A Twilio socket claims only phone calls, which have both; without them there is no REST control.
+      if (callSid === null || accountSid === null) return undefined;
       const rest = this.twilioAccounts.restCredentials(await this.twilioAccounts.forAccountSid(accountSid));
       if (!rest) return undefined;
       return this.twilioRest.callControlFor(rest, callSid);
@@ -136,7 +153,7 @@ export class MediaStreamService implements OnModuleInit, OnApplicationBootstrap,
 
   /** One statement for every call this process carries; a failure only delays the next beat. */
   private async beat(): Promise<void> {
-    const callIds = [...this.connections].flatMap((connection) => (connection.activeCallId === undefined ? [] : [connection.activeCallId]));
+    const callIds = [...this.connections, ...this.otherEdges].flatMap((connection) => (connection.activeCallId === undefined ? [] : [connection.activeCallId]));
     try {
       await this.calls.touchMediaSeen(callIds, new Date());
     } catch (error) {
@@ -146,7 +163,7 @@ export class MediaStreamService implements OnModuleInit, OnApplicationBootstrap,
 
   async onApplicationShutdown(): Promise<void> {
     clearInterval(this.heartbeat);
-    await Promise.all([...this.connections].map((connection) => connection.shutdown()));
+    await Promise.all([...this.connections, ...this.otherEdges].map((connection) => connection.shutdown()));
   }
 }
 

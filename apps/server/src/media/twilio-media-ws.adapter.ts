@@ -5,6 +5,7 @@ import { WsAdapter } from '@nestjs/platform-ws';
 import type { StreamAccount } from '@switchboard/persistence';
 import { MEDIA_STREAM_PATH, mediaStreamAccountOf } from '@switchboard/telephony';
 import type { WebSocketServer } from 'ws';
+import { WEB_CALL_MAX_MESSAGE_BYTES, WEB_CALL_PATH } from '../web-calls/web-call-protocol';
 import type { MediaUpgradeVerifier } from './media-upgrade.verifier';
 
 /** Twilio media messages are small (a 20 ms frame is ~300 bytes of JSON); anything huge is hostile. */
@@ -18,7 +19,8 @@ export function verifiedStreamAccount(request: IncomingMessage): StreamAccount |
 }
 
 /**
- * Nest's `ws` adapter with three changes for Twilio media streams:
+ * Nest's `ws` adapter for the two call edges: the browser's web-call socket (WS /v1/web-calls,
+ * token-authorised by its first message) and, with three changes, Twilio media streams:
  * - the upgrade is signature-checked before the socket opens (`ws` answers HTTP 403 otherwise),
  *   with the token of the account its path names (`/twilio/media` or `/twilio/media/<AccountSid>`);
  * - those paths are all served by the media gateway (Nest's adapter matches one exact path);
@@ -34,6 +36,8 @@ export class TwilioMediaWsAdapter extends WsAdapter {
   }
 
   override create(port: number, options: Record<string, unknown> = {}): unknown {
+    // The browser's call socket: no Twilio signature (its first message presents a token minted for an API key).
+    if (options['path'] === WEB_CALL_PATH) return super.create(port, { ...options, maxPayload: WEB_CALL_MAX_MESSAGE_BYTES });
     return super.create(port, {
       ...options,
       maxPayload: MEDIA_MAX_PAYLOAD_BYTES,

@@ -20,7 +20,7 @@ interface BillableCall {
   organization_id: string | null;
   agent_id: string | null;
   engine: string | null;
-  direction: 'inbound' | 'outbound';
+  direction: 'inbound' | 'outbound' | 'web';
   started_at: Date;
   answered_at: Date | null;
   stream_started_at: Date | null;

@@ -75,7 +75,7 @@ export type Refusal =
 
 export interface RefusalInput {
   organizationId: string;
-  direction: 'inbound' | 'outbound';
+  direction: 'inbound' | 'outbound' | 'web';
   fromNumber: string | null;
   toNumber: string | null;
   refusal: Refusal;
@@ -117,6 +117,21 @@ export interface CreateOutboundCallInput {
   machineDetection: MachineDetectionMode | null;
   at?: Date;
 }
+
+/** A call from the browser: no Twilio account, no CallSid; its media socket presents the stream token. */
+export interface CreateWebCallInput {
+  organizationId: string;
+  agentId: string;
+  agentConfigVersion: number;
+  variables: Record<string, string>;
+  streamTokenHash: string;
+  streamTokenExpiresAt: Date;
+  at?: Date;
+}
+
+/** What a web call shows where a phone call has numbers (and what {{caller.number}} renders). */
+export const WEB_CALL_FROM = 'browser';
+export const WEB_CALL_TO = 'web';
 
 export interface IssueOutboundStreamTokenInput {
   callId: string;

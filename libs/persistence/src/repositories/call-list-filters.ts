@@ -3,7 +3,7 @@ import { invalidInput } from '../persistence.errors';
 import { isUuid } from '../uuid';
 import { isTwilioCallStatus, type TwilioCallStatus } from './call-status';
 
-export const CALL_DIRECTIONS = ['inbound', 'outbound'] as const;
+export const CALL_DIRECTIONS = ['inbound', 'outbound', 'web'] as const;
 export type CallDirection = (typeof CALL_DIRECTIONS)[number];
 
 /**

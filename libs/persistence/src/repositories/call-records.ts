@@ -2,7 +2,9 @@ import type { Call, CallEvent } from '../generated/prisma/client';
 import type { JsonValue } from './json';
 import type { ToolInvocationRecord, TranscriptTurnRecord, TurnLatencyRecord } from './conversation-records';
 
-export type CallDirection = 'inbound' | 'outbound';
+import type { CallDirection } from './call-list-filters';
+
+export type { CallDirection };
 
 /** One status callback as received; `at` is ISO 8601. */
 export interface StatusTimelineEntry {
@@ -15,10 +17,11 @@ export interface StatusTimelineEntry {
 export interface CallRecord {
   id: string;
   organizationId: string | null;
-  /** Null only while an outbound call waits for Twilio's calls.create to answer. */
+  /** Null while an outbound call waits for Twilio's calls.create to answer, and always for a web call. */
   twilioCallSid: string | null;
   twilioStreamSid: string | null;
-  twilioAccountSid: string;
+  /** Null exactly for web calls (no Twilio account carries them). */
+  twilioAccountSid: string | null;
   direction: CallDirection;
   fromNumber: string;
   toNumber: string;

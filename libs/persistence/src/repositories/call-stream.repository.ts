@@ -15,9 +15,10 @@ export interface StreamCallContext {
   /** The config version the call was answered with (not necessarily the agent's current one). */
   agentConfigVersion: number;
   agentConfig: JsonValue;
-  twilioCallSid: string;
-  /** The Twilio account the call belongs to (the media socket must have been signed by it). */
-  twilioAccountSid: string;
+  /** Null for a web call (and never null for a call a Twilio media socket claims). */
+  twilioCallSid: string | null;
+  /** The Twilio account the call belongs to (the media socket must have been signed by it); null for a web call. */
+  twilioAccountSid: string | null;
   fromNumber: string;
   toNumber: string;
   /** calls.started_at: the origin of every offset recorded for the call. */
@@ -32,9 +33,10 @@ export type StreamTokenOutcome = 'ok' | 'missing' | 'reused' | 'expired' | 'mism
 
 /**
  * Which Twilio account signed the media socket: an organization's own account (its calls only), or
- * the operator's (calls of accounts no organization registered, i.e. the bootstrap organization's).
+ * the operator's (calls of accounts no organization registered, i.e. the bootstrap organization's);
+ * or `web`: the console's call socket, which may claim web calls only.
  */
-export type StreamAccount = { kind: 'operator' } | { kind: 'organization'; accountSid: string };
+export type StreamAccount = { kind: 'operator' } | { kind: 'organization'; accountSid: string } | { kind: 'web' };
 
 export type StreamClaim =
   | { outcome: 'ok'; context: StreamCallContext }
@@ -80,8 +82,8 @@ export class CallStreamRepository {
         engine: string;
         version: number;
         config: JsonValue;
-        twilio_call_sid: string;
-        twilio_account_sid: string;
+        twilio_call_sid: string | null;
+        twilio_account_sid: string | null;
         from_number: string;
         to_number: string;
         started_at: Date;
@@ -205,7 +207,9 @@ export class CallStreamRepository {
 }
 
 /** SQL over `calls` (unaliased): the call belongs to the account that signed its media socket. */
+/** Each edge claims only its own calls: a Twilio socket never a web call's stream, nor the console's socket a phone call's. */
 function streamAccountCondition(account: StreamAccount): Prisma.Sql {
-  if (account.kind === 'organization') return Prisma.sql`calls.twilio_account_sid = ${account.accountSid}`;
-  return Prisma.sql`NOT EXISTS (SELECT 1 FROM organization_twilio_accounts t WHERE t.account_sid = calls.twilio_account_sid)`;
+  if (account.kind === 'web') return Prisma.sql`calls.direction = 'web'`;
+  if (account.kind === 'organization') return Prisma.sql`calls.direction <> 'web' AND calls.twilio_account_sid = ${account.accountSid}`;
+  return Prisma.sql`calls.direction <> 'web' AND NOT EXISTS (SELECT 1 FROM organization_twilio_accounts t WHERE t.account_sid = calls.twilio_account_sid)`;
 }

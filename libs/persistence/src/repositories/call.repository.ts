@@ -155,12 +155,20 @@ export class CallRepository {
     return row ? { id: row.id, answeredAt: row.answered_at, endedAt: row.ended_at, endReason: row.end_reason } : null;
   }
 
-  /** Gives a locked call its end reason; endedAt keeps the earliest time seen (Twilio's or ours). */
+  /**
+   * Gives a locked call its end reason; endedAt keeps the earliest time seen (Twilio's or ours). A
+   * web call has no Twilio to report its final status, so its end is also its 'completed'.
+   */
   async setEndReason(tx: Tx, callId: string, endReason: string, endedAt: Date): Promise<void> {
+    const at = endedAt.toISOString();
     await tx.$executeRaw(Prisma.sql`
       UPDATE calls
       SET end_reason = ${endReason},
-          ended_at = LEAST(ended_at, ${endedAt.toISOString()}::timestamptz),
+          ended_at = LEAST(ended_at, ${at}::timestamptz),
+          status = CASE WHEN direction = 'web' THEN 'completed' ELSE status END,
+          status_timeline = CASE WHEN direction = 'web'
+            THEN status_timeline || jsonb_build_array(jsonb_build_object('status', 'completed', 'at', ${at}::text, 'sequenceNumber', NULL))
+            ELSE status_timeline END,
           updated_at = now()
       WHERE id = ${callId}::uuid`);
   }

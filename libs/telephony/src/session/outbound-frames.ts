@@ -29,8 +29,10 @@ export class OutboundFrames {
   constructor(
     frameBytes: number,
     private readonly sink: OutboundFrameSink,
+    /** The byte that is silence in this encoding: mu-law's 0xFF by default, 0 for PCM16. */
+    padValue: number = MULAW_SILENCE,
   ) {
-    this.framer = new FrameChunker<Uint8Array>(Uint8Array, { frameLength: frameBytes, padValue: MULAW_SILENCE, onFrame: (frame) => this.onFrame(frame) });
+    this.framer = new FrameChunker<Uint8Array>(Uint8Array, { frameLength: frameBytes, padValue, onFrame: (frame) => this.onFrame(frame) });
   }
 
   /** Bytes waiting for a whole frame. */
