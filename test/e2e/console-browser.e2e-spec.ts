@@ -152,6 +152,17 @@ describe('the console in Chromium: first-run link, agents form, read-only key (e
     await expect(page.getByTestId('call-total').textContent()).resolves.toMatch(/^\d+\.\d+ USD$/);
     await screenshot(page, 'call');
 
+    // Usage: the month's spend per day and per agent, the budget, and the CSV.
+    await page.getByRole('link', { name: 'Usage' }).click();
+    await expect(page.getByTestId('budget').textContent()).resolves.toMatch(/USD spent, no budget set/);
+    await page.getByTestId('spend-per-day').locator('svg').waitFor();
+    await expect(page.getByTestId('spend-per-agent').textContent()).resolves.toContain('Opening hours');
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'per agent' }).click()]);
+    const csv = readFileSync((await download.path()) as string, 'utf8');
+    expect(csv.split('\n')[0]).toBe('group,label,currency,calls,quantity,unit,amount_micros,amount');
+    expect(csv).toContain(`${agentId},Opening hours,USD,1,`);
+    await screenshot(page, 'usage');
+
     // A read key: same lists, no write control.
     const created = await fetch(`${baseUrl}/v1/api-keys`, {
       method: 'POST',

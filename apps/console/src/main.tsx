@@ -11,6 +11,7 @@ import './styles.css';
 
 // The call page carries the charting library: loaded when first opened, not with the sign-in page.
 const CallPage = lazy(() => import('./pages/call-page').then((module) => ({ default: module.CallPage })));
+const UsagePage = lazy(() => import('./pages/usage-page').then((module) => ({ default: module.UsagePage })));
 
 /**
  * Hash routes: the server serves one static index.html for `/`, and a first-run token in
@@ -31,6 +32,14 @@ function App() {
           <Route element={<Layout />}>
             <Route path="/agents" element={<AgentsPage />} />
             <Route path="/calls" element={<CallsPage />} />
+            <Route
+              path="/usage"
+              element={
+                <Suspense fallback={<p className="empty">Loading…</p>}>
+                  <UsagePage />
+                </Suspense>
+              }
+            />
             <Route
               path="/calls/:id"
               element={
