@@ -158,7 +158,7 @@ describe('the console in Chromium: first-run link, agents form, read-only key (e
     await page.getByTestId('spend-per-day').locator('svg').waitFor();
     await expect(page.getByTestId('spend-per-agent').textContent()).resolves.toContain('Opening hours');
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'per agent' }).click()]);
-    const csv = readFileSync((await download.path()) as string, 'utf8');
+    const csv = readFileSync((await download.path()), 'utf8');
     expect(csv.split('\n')[0]).toBe('group,label,currency,calls,quantity,unit,amount_micros,amount');
     expect(csv).toContain(`${agentId},Opening hours,USD,1,`);
     await screenshot(page, 'usage');
