@@ -8,6 +8,8 @@
  * test/artifacts/.
  */
 import { execFileSync } from 'node:child_process';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -31,6 +33,9 @@ describe('the console in Chromium: first-run link, agents form, read-only key (e
   let dataDir: string;
   let baseUrl: string;
   let engines: FakeOpenAiServer;
+  /** A business's webhook endpoint: records what arrives, answers 200. */
+  let receiver: Server;
+  const received: Array<{ headers: IncomingHttpHeaders; body: string }> = [];
   /** The admin key the first-run link gave (the link works once, so later tests reuse it). */
   let adminKey = '';
   /** How long the fake TTS speaks: short for a reply that plays out, long for one to barge in on. */
@@ -50,6 +55,15 @@ describe('the console in Chromium: first-run link, agents form, read-only key (e
       chat: () => ({ text: ['We open at nine', ' in the morning.'], usage: { promptTokens: 40, completionTokens: 9 } }),
       speech: () => ({ pcm: sineTone({ frequencyHz: 440, sampleRate: 24_000, durationMs: replyMs, amplitudeDbfs: -12 }), chunkBytes: [4801, 1234] }),
     });
+    receiver = createServer((request, response) => {
+      let body = '';
+      request.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      request.on('end', () => {
+        received.push({ headers: request.headers, body });
+        response.writeHead(200).end('ok');
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
     server = ServerFromSource.spawn({
       PORT: String(port),
       PUBLIC_BASE_URL: '',
@@ -68,6 +82,7 @@ describe('the console in Chromium: first-run link, agents form, read-only key (e
   afterAll(async () => {
     await browser?.close();
     await engines?.close();
+    await new Promise((resolve) => receiver?.close(resolve));
     if (server?.child.exitCode === null) server.child.kill('SIGKILL');
     rmSync(dataDir, { recursive: true, force: true });
   });
@@ -121,6 +136,15 @@ describe('the console in Chromium: first-run link, agents form, read-only key (e
     const { id: agentId } = (await agentResponse.json()) as { id: string };
     expect((await fetch(`${baseUrl}/v1/phone-numbers`, { method: 'POST', headers: admin, body: JSON.stringify({ e164: AGENT_NUMBER, agentId }) })).status).toBe(201);
 
+    // A webhook subscription for call.ended, through the console; its secret is shown once.
+    const hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/switchboard`;
+    await page.getByRole('link', { name: 'Webhooks' }).click();
+    await page.getByText('Nothing sent yet.').waitFor();
+    await page.getByTestId('new-subscription-form').getByLabel('URL').fill(hookUrl);
+    await page.getByTestId('new-subscription-form').getByRole('button', { name: 'Add' }).click();
+    await expect(page.getByTestId('webhook-secret').textContent()).resolves.toMatch(/^whsec_/);
+    await page.getByTestId('subscriptions').getByText(hookUrl).waitFor();
+
     await page.getByRole('link', { name: 'Calls' }).click();
     await page.getByText('No calls yet.').waitFor();
     await page.getByTestId('feed-state').getByText('live').waitFor();
@@ -162,6 +186,22 @@ describe('the console in Chromium: first-run link, agents form, read-only key (e
     expect(csv.split('\n')[0]).toBe('group,label,currency,calls,quantity,unit,amount_micros,amount');
     expect(csv).toContain(`${agentId},Opening hours,USD,1,`);
     await screenshot(page, 'usage');
+
+    // The delivery log: call.ended was delivered (200 on the first attempt); a replay sends the same webhook-id again.
+    await page.getByRole('link', { name: 'Webhooks' }).click();
+    const delivery = page.getByTestId('deliveries').locator('tr', { hasText: 'call.ended' });
+    await delivery.getByText('delivered').waitFor({ timeout: 15_000 });
+    await delivery.getByRole('button', { name: 'Attempts' }).click();
+    await page.getByTestId('attempts').getByText('200').waitFor();
+    await delivery.getByRole('button', { name: 'Replay' }).click();
+    const deadline = Date.now() + 15_000;
+    while (received.filter((request) => request.body.includes('"call.ended"')).length < 2) {
+      if (Date.now() > deadline) throw new Error(`the replay did not arrive: ${received.length} requests`);
+      await page.waitForTimeout(200);
+    }
+    const [original, replayed] = received.filter((request) => request.body.includes('"call.ended"'));
+    expect(replayed?.headers['webhook-id']).toBe(original?.headers['webhook-id']);
+    await screenshot(page, 'webhooks');
 
     // A read key: same lists, no write control.
     const created = await fetch(`${baseUrl}/v1/api-keys`, {

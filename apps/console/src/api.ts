@@ -150,3 +150,8 @@ export interface CallDetail extends CallSummary {
   events: CallEvent[];
   cost: CallCost;
 }
+
+/** What to show of anything a request threw. */
+export function messageOf(caught: unknown): string {
+  return caught instanceof Error ? caught.message : String(caught);
+}

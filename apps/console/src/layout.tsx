@@ -14,6 +14,7 @@ export function Layout() {
           <NavLink to="/agents">Agents</NavLink>
           <NavLink to="/calls">Calls</NavLink>
           <NavLink to="/usage">Usage</NavLink>
+          <NavLink to="/webhooks">Webhooks</NavLink>
         </nav>
         <span className="who" data-testid="signed-in-as">
           {session.current.name} ({session.current.prefix}…) <span className={canWrite(session) ? 'badge admin' : 'badge read'}>{canWrite(session) ? 'admin' : 'read only'}</span>

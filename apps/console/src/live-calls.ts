@@ -1,6 +1,6 @@
 import { EventSourceParserStream } from 'eventsource-parser/stream';
 import { useEffect, useState } from 'react';
-import { api, type CallSummary, type Page } from './api';
+import { api, messageOf, type CallSummary, type Page } from './api';
 import type { Session } from './session';
 
 const RECONNECT_MS = 3_000;
@@ -43,7 +43,7 @@ export function useLiveCalls(session: Session | undefined): { calls: CallSummary
           }
         } catch (caught) {
           if (aborted.signal.aborted) return;
-          setError(caught instanceof Error ? caught.message : String(caught));
+          setError(messageOf(caught));
         }
         setState('reconnecting');
         await new Promise((resolve) => setTimeout(resolve, RECONNECT_MS));

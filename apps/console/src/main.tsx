@@ -6,6 +6,7 @@ import { AgentsPage } from './pages/agents-page';
 import { CallsPage } from './pages/calls-page';
 import { FirstRunPage } from './pages/first-run-page';
 import { SignInPage } from './pages/sign-in-page';
+import { WebhooksPage } from './pages/webhooks-page';
 import { loadSession, saveSession, SessionContext, type Session } from './session';
 import './styles.css';
 
@@ -32,6 +33,7 @@ function App() {
           <Route element={<Layout />}>
             <Route path="/agents" element={<AgentsPage />} />
             <Route path="/calls" element={<CallsPage />} />
+            <Route path="/webhooks" element={<WebhooksPage />} />
             <Route
               path="/usage"
               element={

@@ -1,5 +1,6 @@
+import { ErrorAlert } from '../components/error-alert';
 import { useCallback, useEffect, useState, type FormEvent } from 'react';
-import { api, ApiError, type AgentSummary, type FieldProblem, type Page } from '../api';
+import { api, messageOf, ApiError, type AgentSummary, type FieldProblem, type Page } from '../api';
 import { TalkPanel } from '../components/talk-panel';
 import { canWrite, useSession } from '../session';
 
@@ -19,7 +20,7 @@ export function AgentsPage() {
       const page = await api<Page<AgentSummary>>('/v1/agents?limit=100', { key: session.key });
       setAgents(page.data);
     } catch (caught) {
-      setError(caught instanceof Error ? caught.message : String(caught));
+      setError(messageOf(caught));
     }
   }, [session]);
 
@@ -48,11 +49,7 @@ export function AgentsPage() {
         />
       )}
       {talkingTo && <TalkPanel key={talkingTo.id} apiKey={session.key} agentId={talkingTo.id} agentName={talkingTo.name} onClose={() => setTalkingTo(undefined)} />}
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorAlert message={error} />
       {agents && agents.length === 0 && <p className="empty">No agents yet.</p>}
       {agents && agents.length > 0 && (
         <table data-testid="agents-table">
@@ -106,7 +103,7 @@ function NewAgentForm({ apiKey, onDone }: { apiKey: string; onDone(created: bool
     try {
       parsed = config.trim() === '' ? undefined : JSON.parse(config);
     } catch (caught) {
-      setProblems([{ field: 'config', rule: 'json', message: `Not valid JSON: ${caught instanceof Error ? caught.message : String(caught)}` }]);
+      setProblems([{ field: 'config', rule: 'json', message: `Not valid JSON: ${messageOf(caught)}` }]);
       return;
     }
     setBusy(true);
@@ -115,7 +112,7 @@ function NewAgentForm({ apiKey, onDone }: { apiKey: string; onDone(created: bool
       onDone(true);
     } catch (caught) {
       if (caught instanceof ApiError && caught.details.length > 0) setProblems(caught.details);
-      else setError(caught instanceof Error ? caught.message : String(caught));
+      else setError(messageOf(caught));
     } finally {
       setBusy(false);
     }
@@ -145,11 +142,7 @@ function NewAgentForm({ apiKey, onDone }: { apiKey: string; onDone(created: bool
         <textarea name="config" rows={10} value={config} onChange={(event) => setConfig(event.target.value)} spellCheck={false} />
         <FieldErrors problems={at('config')} />
       </label>
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorAlert message={error} />
       <div className="actions">
         <button type="submit" className="primary" disabled={busy}>
           Create

@@ -1,6 +1,7 @@
+import { ErrorAlert } from '../components/error-alert';
 import { useEffect, useState } from 'react';
 import { Link, useParams } from 'react-router';
-import { api, type CallDetail } from '../api';
+import { api, messageOf, type CallDetail } from '../api';
 import { LatencyWaterfall } from '../components/latency-waterfall';
 import { useSession } from '../session';
 
@@ -26,7 +27,7 @@ export function CallPage() {
         setError(undefined);
         if (detail.endedAt === null || detail.cost.status === 'pending') timer = setTimeout(() => void load(), LIVE_REFRESH_MS);
       } catch (caught) {
-        if (!stopped) setError(caught instanceof Error ? caught.message : String(caught));
+        if (!stopped) setError(messageOf(caught));
       }
     };
     void load();
@@ -36,13 +37,7 @@ export function CallPage() {
     };
   }, [id, session]);
 
-  if (error) {
-    return (
-      <p className="error" role="alert">
-        {error}
-      </p>
-    );
-  }
+  if (error) return <ErrorAlert message={error} />;
   if (!call) return <p className="empty">Loading…</p>;
   return (
     <section className="call-page">

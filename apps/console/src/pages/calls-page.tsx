@@ -1,3 +1,4 @@
+import { ErrorAlert } from '../components/error-alert';
 import { Link } from 'react-router';
 import { useLiveCalls } from '../live-calls';
 import { useSession } from '../session';
@@ -15,11 +16,7 @@ export function CallsPage() {
           {state === 'live' ? '● live' : state === 'connecting' ? 'connecting…' : 'reconnecting…'}
         </span>
       </div>
-      {error && (
-        <p className="error" role="alert">
-          {error}
-        </p>
-      )}
+      <ErrorAlert message={error} />
       {calls && calls.length === 0 && <p className="empty">No calls yet.</p>}
       {calls && calls.length > 0 && (
         <table data-testid="calls-table">

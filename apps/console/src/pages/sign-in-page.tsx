@@ -1,6 +1,7 @@
+import { ErrorAlert } from '../components/error-alert';
 import { useState, type FormEvent } from 'react';
 import { useNavigate } from 'react-router';
-import { api, ApiError, type CurrentKey } from '../api';
+import { api, messageOf, ApiError, type CurrentKey } from '../api';
 import { useSession } from '../session';
 
 /** Sign in with an API key (admin or read): the key is checked by asking the API who it is. */
@@ -20,7 +21,7 @@ export function SignInPage() {
       setSession({ key: key.trim(), current });
       void navigate('/agents');
     } catch (caught) {
-      setError(caught instanceof ApiError && caught.status === 401 ? 'That key is unknown or revoked.' : caught instanceof Error ? caught.message : String(caught));
+      setError(caught instanceof ApiError && caught.status === 401 ? 'That key is unknown or revoked.' : messageOf(caught));
     } finally {
       setBusy(false);
     }
@@ -34,11 +35,7 @@ export function SignInPage() {
           API key
           <input name="apiKey" type="password" autoComplete="off" value={key} onChange={(event) => setKey(event.target.value)} placeholder="sk_live_…" required />
         </label>
-        {error && (
-          <p className="error" role="alert">
-            {error}
-          </p>
-        )}
+        <ErrorAlert message={error} />
         <button type="submit" disabled={busy || key.trim() === ''}>
           Sign in
         </button>

@@ -1,5 +1,6 @@
+import { ErrorAlert } from '../components/error-alert';
 import { useEffect, useState } from 'react';
-import { api } from '../api';
+import { api, messageOf } from '../api';
 import { BarChart } from '../components/bar-chart';
 import { useSession } from '../session';
 
@@ -47,7 +48,7 @@ export function UsagePage() {
         setByAgent(agent);
         setOrganization(org);
       })
-      .catch((caught: unknown) => setError(caught instanceof Error ? caught.message : String(caught)));
+      .catch((caught: unknown) => setError(messageOf(caught)));
   }, [session]);
 
   // CSV through fetch: a plain link could not send the key.
@@ -63,13 +64,7 @@ export function UsagePage() {
     URL.revokeObjectURL(url);
   };
 
-  if (error) {
-    return (
-      <p className="error" role="alert">
-        {error}
-      </p>
-    );
-  }
+  if (error) return <ErrorAlert message={error} />;
   if (!byDay || !byAgent || !organization) return <p className="empty">Loading…</p>;
   const { budget } = organization;
   const currency = budget.currency;
