@@ -13,12 +13,17 @@ export function AgentsPage() {
   const [error, setError] = useState<string>();
   const [creating, setCreating] = useState(false);
   const [talkingTo, setTalkingTo] = useState<AgentSummary>();
+  const [numbers, setNumbers] = useState<PhoneNumber[]>([]);
 
   const load = useCallback(async () => {
     if (!session) return;
     try {
-      const page = await api<Page<AgentSummary>>('/v1/agents?limit=100', { key: session.key });
+      const [page, bound] = await Promise.all([
+        api<Page<AgentSummary>>('/v1/agents?limit=100', { key: session.key }),
+        api<Page<PhoneNumber>>('/v1/phone-numbers?limit=100', { key: session.key }),
+      ]);
       setAgents(page.data);
+      setNumbers(bound.data);
     } catch (caught) {
       setError(messageOf(caught));
     }
@@ -59,6 +64,7 @@ export function AgentsPage() {
               <th>Engine</th>
               <th>Config version</th>
               <th>Updated</th>
+              <th>Numbers</th>
               {canWrite(session) && <th />}
             </tr>
           </thead>
@@ -69,6 +75,13 @@ export function AgentsPage() {
                 <td>{agent.engine}</td>
                 <td>{agent.version}</td>
                 <td>{new Date(agent.updatedAt).toLocaleString()}</td>
+                <td data-testid={`numbers-${agent.id}`}>
+                  {numbers
+                    .filter((number) => number.agentId === agent.id)
+                    .map((number) => number.e164)
+                    .join(', ')}
+                  {canWrite(session) && <BindNumber apiKey={session.key} agentId={agent.id} agentName={agent.name} onBound={() => void load()} />}
+                </td>
                 {canWrite(session) && (
                   <td>
                     <button type="button" onClick={() => setTalkingTo(agent)} aria-label={`Talk to ${agent.name}`}>
@@ -151,6 +164,45 @@ function NewAgentForm({ apiKey, onDone }: { apiKey: string; onDone(created: bool
           Cancel
         </button>
       </div>
+    </form>
+  );
+}
+
+interface PhoneNumber {
+  id: string;
+  e164: string;
+  agentId: string | null;
+}
+
+/** Binds one of the organization's numbers to the agent (a number bound elsewhere moves here). */
+function BindNumber({ apiKey, agentId, agentName, onBound }: { apiKey: string; agentId: string; agentName: string; onBound(): void }) {
+  const [open, setOpen] = useState(false);
+  const [e164, setE164] = useState('');
+  const [error, setError] = useState<string>();
+  if (!open) {
+    return (
+      <button type="button" className="link" onClick={() => setOpen(true)} aria-label={`Bind a number to ${agentName}`}>
+        Bind number
+      </button>
+    );
+  }
+  const save = async (event: FormEvent) => {
+    event.preventDefault();
+    setError(undefined);
+    try {
+      await api('/v1/phone-numbers', { key: apiKey, method: 'POST', body: { e164: e164.trim(), agentId } });
+      setOpen(false);
+      setE164('');
+      onBound();
+    } catch (caught) {
+      setError(caught instanceof ApiError && caught.details.length > 0 ? caught.details.map((problem) => problem.message).join('; ') : messageOf(caught));
+    }
+  };
+  return (
+    <form className="bind-number" onSubmit={(event) => void save(event)}>
+      <input aria-label={`Number for ${agentName}`} value={e164} onChange={(event) => setE164(event.target.value)} placeholder="+14155550100" />
+      <button type="submit">Save</button>
+      <ErrorAlert message={error} />
     </form>
   );
 }
