@@ -96,17 +96,9 @@ export class OutboundGuard {
    */
   async fetch(url: string | URL, init: GuardedFetchInit): Promise<Response> {
     const { timeoutMs, maxResponseBytes, signal: callerSignal, ...rest } = init;
-    if (!(timeoutMs > 0)) throw new RangeError(`timeoutMs must be a positive number of milliseconds, not ${timeoutMs}`);
-    const href = url.toString();
-    const check = this.checkUrl(href, 'http');
-    if (!check.ok) throw new OutboundRequestRefused('OUTBOUND_URL_REFUSED', check.reason, { host: hostOf(href) });
-    // Our own timer rather than AbortSignal.timeout: the abort reason is then a typed error, which
-    // is also what a body read past the deadline rejects with.
-    const deadline = new AbortController();
-    const timer = setTimeout(() => deadline.abort(new OutboundTimeoutError(originOf(href), timeoutMs)), timeoutMs);
     // The deadline covers the body too, which may be read after fetch resolves: the timer is left
-    // to fire (a no-op once the exchange is over) but must not keep the process alive.
-    timer.unref();
+    // to fire (a no-op once the exchange is over).
+    const { href, deadline, timer } = this.startExchange(url, timeoutMs);
     const signal = callerSignal === undefined ? deadline.signal : AbortSignal.any([callerSignal, deadline.signal]);
     let response: Response;
     try {
@@ -127,13 +119,7 @@ export class OutboundGuard {
    */
   async request(url: string | URL, init: GuardedRequestInit): Promise<OutboundResponse> {
     const { timeoutMs, maxResponseBytes, signal: callerSignal, method = 'GET', headers, body } = init;
-    if (!(timeoutMs > 0)) throw new RangeError(`timeoutMs must be a positive number of milliseconds, not ${timeoutMs}`);
-    const href = url.toString();
-    const check = this.checkUrl(href, 'http');
-    if (!check.ok) throw new OutboundRequestRefused('OUTBOUND_URL_REFUSED', check.reason, { host: hostOf(href) });
-    const deadline = new AbortController();
-    const timer = setTimeout(() => deadline.abort(new OutboundTimeoutError(originOf(href), timeoutMs)), timeoutMs);
-    timer.unref();
+    const { href, deadline, timer } = this.startExchange(url, timeoutMs);
     // A listener removed when the exchange is over, rather than AbortSignal.any on every request.
     const followCaller = () => deadline.abort(callerSignal?.reason);
     if (callerSignal?.aborted) followCaller();
@@ -158,6 +144,23 @@ export class OutboundGuard {
       headers: responseHeaders,
       body: maxResponseBytes === undefined ? answer.body : cappedBody(answer.body, responseHeaders, maxResponseBytes),
     };
+  }
+
+  /**
+   * What fetch and request both do before any socket: the URL rule (a refused URL opens none) and
+   * the whole-exchange deadline. Our own timer rather than AbortSignal.timeout: the abort reason is
+   * then a typed error, which is also what a body read past the deadline rejects with. The timer
+   * must not keep the process alive.
+   */
+  private startExchange(url: string | URL, timeoutMs: number): { href: string; deadline: AbortController; timer: NodeJS.Timeout } {
+    if (!(timeoutMs > 0)) throw new RangeError(`timeoutMs must be a positive number of milliseconds, not ${timeoutMs}`);
+    const href = url.toString();
+    const check = this.checkUrl(href, 'http');
+    if (!check.ok) throw new OutboundRequestRefused('OUTBOUND_URL_REFUSED', check.reason, { host: hostOf(href) });
+    const deadline = new AbortController();
+    const timer = setTimeout(() => deadline.abort(new OutboundTimeoutError(originOf(href), timeoutMs)), timeoutMs);
+    timer.unref();
+    return { href, deadline, timer };
   }
 
   /** Closes pooled connections (shutdown, tests). */
