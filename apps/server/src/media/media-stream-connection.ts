@@ -18,6 +18,7 @@ import {
 } from '@switchboard/telephony';
 import type { PinoLogger } from 'nestjs-pino';
 import type { CallEventBuffer } from './call-event-buffer';
+import { closeCallRecords } from './close-call-records';
 import { HeldCallerInput } from './held-caller-input';
 
 /** Close codes: 1000 normal end, 1008 policy violation (bad token), 1011 server-side failure. */
@@ -369,16 +370,20 @@ export class MediaStreamConnection implements MediaStreamHandler {
           heardMs: Math.round(counters.mediaBytesHeard / MULAW_BYTES_PER_MS),
           protocolErrors: counters.protocolErrors,
         });
-        await this.recorder?.flush();
-        await this.events?.close();
-        const usage: MeasuredCallUsage = {
-          ...this.deps.usage.close(this.callId),
-          streamMs: Date.now() - this.openedAt,
-          callerAudioMs: Math.round(counters.mediaBytesIn / MULAW_BYTES_PER_MS),
-          agentAudioSentMs: Math.round(counters.mediaBytesOut / MULAW_BYTES_PER_MS),
-          agentAudioHeardMs: Math.round(counters.mediaBytesHeard / MULAW_BYTES_PER_MS),
-        };
-        await this.deps.finaliseCall(this.callId, { endReason: reason, endedAt: new Date(), usage });
+        await closeCallRecords({
+          callId: this.callId,
+          reason,
+          openedAt: this.openedAt,
+          recorder: this.recorder,
+          events: this.events,
+          usage: this.deps.usage,
+          finaliseCall: (callId, end) => this.deps.finaliseCall(callId, end),
+          audio: {
+            callerAudioMs: Math.round(counters.mediaBytesIn / MULAW_BYTES_PER_MS),
+            agentAudioSentMs: Math.round(counters.mediaBytesOut / MULAW_BYTES_PER_MS),
+            agentAudioHeardMs: Math.round(counters.mediaBytesHeard / MULAW_BYTES_PER_MS),
+          },
+        });
         this.deps.logger.info({ callId: this.callId, reason }, 'media stream ended');
       }
     } catch (error) {

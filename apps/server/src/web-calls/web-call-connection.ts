@@ -1,10 +1,11 @@
-import type { MeasuredAiUsage, MeasuredCallUsage } from '@switchboard/billing';
+import type { MeasuredAiUsage } from '@switchboard/billing';
 import { AgentConfigError, CallControlError, type AgentCallContext, type AgentEngine, type AgentSession, type CallControl, type ConversationRecorder } from '@switchboard/conversation';
 import type { StreamClaim } from '@switchboard/persistence';
 import { hashStreamToken } from '@switchboard/telephony';
 import type { PinoLogger } from 'nestjs-pino';
 import type { RawData, WebSocket } from 'ws';
 import type { CallEventBuffer } from '../media/call-event-buffer';
+import { closeCallRecords } from '../media/close-call-records';
 import { HeldCallerInput } from '../media/held-caller-input';
 import type { CallEndReason, ConnectionCallEnd } from '../media/media-stream-connection';
 import { WebAudioInput, WebAudioOutput } from './web-call-audio';
@@ -243,16 +244,20 @@ export class WebCallConnection {
       if (this.callId && reason && !wasAuthorising) {
         const counters = this.session.counters;
         this.events?.add('stream_closed', { reason, durationMs: Date.now() - this.openedAt, ...counters, heardMs: Math.round(counters.audioBytesHeard / WEB_CALL_BYTES_PER_MS) });
-        await this.recorder?.flush();
-        await this.events?.close();
-        const usage: MeasuredCallUsage = {
-          ...this.deps.usage.close(this.callId),
-          streamMs: Date.now() - this.openedAt,
-          callerAudioMs: Math.round(counters.audioBytesIn / WEB_CALL_BYTES_PER_MS),
-          agentAudioSentMs: Math.round(counters.audioBytesOut / WEB_CALL_BYTES_PER_MS),
-          agentAudioHeardMs: Math.round(counters.audioBytesHeard / WEB_CALL_BYTES_PER_MS),
-        };
-        await this.deps.finaliseCall(this.callId, { endReason: reason, endedAt: new Date(), usage });
+        await closeCallRecords({
+          callId: this.callId,
+          reason,
+          openedAt: this.openedAt,
+          recorder: this.recorder,
+          events: this.events,
+          usage: this.deps.usage,
+          finaliseCall: (callId, end) => this.deps.finaliseCall(callId, end),
+          audio: {
+            callerAudioMs: Math.round(counters.audioBytesIn / WEB_CALL_BYTES_PER_MS),
+            agentAudioSentMs: Math.round(counters.audioBytesOut / WEB_CALL_BYTES_PER_MS),
+            agentAudioHeardMs: Math.round(counters.audioBytesHeard / WEB_CALL_BYTES_PER_MS),
+          },
+        });
         this.deps.logger.info({ callId: this.callId, reason }, 'web call ended');
       }
     } catch (error) {
