@@ -11,6 +11,7 @@ import { TwilioRestClientFactory } from '../telephony-control/twilio-rest-client
 import { TwilioAccountService } from '../twilio-accounts/twilio-account.service';
 import { CallUsageRegistry } from '../usage/call-usage-registry';
 import { ClusterLink } from '../cluster/cluster-link';
+import { WebAudioInput, WebAudioOutput } from '../web-calls/web-call-audio';
 import { CallRecordBatching } from './record-batching/call-record-batching';
 import { CallEventBuffer } from './call-event-buffer';
 import { ConversationRecordBuffer } from './conversation-record-buffer';
@@ -64,8 +65,15 @@ export class MediaStreamService implements OnModuleInit, OnApplicationBootstrap,
     const inputRates = new Set(this.agents.all().map((engine) => engine.audio.inputSampleRate));
     // Agent voices come at these rates (Flite 16 kHz, Piper 22.05 kHz, OpenAI/Kokoro 24 kHz).
     const outputRates = new Set([...this.agents.all().map((engine) => engine.audio.outputSampleRate), 16_000, 22_050, 24_000]);
-    for (const rate of inputRates) new TelephonyAudioInput(rate);
-    for (const rate of outputRates) new TelephonyAudioOutput(rate, noSink);
+    const noPcmSink = { sendPcm: () => undefined, sendMark: () => undefined, endOfUtterance: () => undefined, clear: () => undefined };
+    for (const rate of inputRates) {
+      new TelephonyAudioInput(rate);
+      new WebAudioInput(rate); // the browser's calls (16 kHz) too
+    }
+    for (const rate of outputRates) {
+      new TelephonyAudioOutput(rate, noSink);
+      new WebAudioOutput(rate, noPcmSink);
+    }
     this.logger.info({ durationMs: Math.round(performance.now() - started) }, 'audio filters prepared');
   }
 
