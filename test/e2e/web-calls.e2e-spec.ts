@@ -78,7 +78,8 @@ describe('web calls (e2e, a Node client on the browser protocol)', () => {
     expect(client.frames.every((frame) => frame.length === 640)).toBe(true);
     expect(rms(client.received())).toBeGreaterThan(rms(speech) * 0.3);
 
-    const detail = await eventually(() => server.api(`/v1/calls/${callId}`), (response) => response.body.cost?.status === 'priced', 10_000);
+    // The detail reads the call and its cost in two queries: wait until both show the end.
+    const detail = await eventually(() => server.api(`/v1/calls/${callId}`), (response) => response.body.cost?.status === 'priced' && response.body.endReason !== null, 10_000);
     expect(detail.body).toMatchObject({ direction: 'web', status: 'completed', endReason: 'stream_stopped', twilioAccountSid: null, twilioCallSid: null, fromNumber: 'browser', variables: { plan: 'gold' } });
     const types = detail.body.events.map((event: { type: string }) => event.type);
     expect(types).toEqual(expect.arrayContaining(['stream_started', 'stream_stopped', 'stream_closed']));
