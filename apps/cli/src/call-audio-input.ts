@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
-import { StreamingResampler, encodeMulaw, readWav } from '@switchboard/audio';
+import { downmixToMono, encodeMulaw, readWav, resampleWhole } from '@switchboard/audio';
 
 /** The phone line's format: what Twilio puts in a media payload. */
 export const LINE_SAMPLE_RATE = 8000;
@@ -45,9 +45,9 @@ function wavToMulaw(bytes: Buffer, path: string): CallerAudio {
   } catch (error) {
     throw new CallAudioInputError(`${path} is not a readable WAV: ${error instanceof Error ? error.message : String(error)}`);
   }
-  const mono = downmix(wav.samples, wav.channelCount);
+  const mono = downmixToMono(wav.samples, wav.channelCount);
   if (mono.length === 0) throw new CallAudioInputError(`${path} holds no audio`);
-  const line = wav.sampleRate === LINE_SAMPLE_RATE ? mono : resample(mono, wav.sampleRate);
+  const line = resampleWhole(mono, wav.sampleRate, LINE_SAMPLE_RATE);
   const channels = wav.channelCount === 1 ? 'mono' : `${wav.channelCount} channels mixed down`;
   const resampled = wav.sampleRate === LINE_SAMPLE_RATE ? '' : ', resampled to 8000 Hz';
   return {
@@ -55,28 +55,4 @@ function wavToMulaw(bytes: Buffer, path: string): CallerAudio {
     description: `${wav.sampleRate} Hz WAV, ${channels}${resampled}`,
     durationMs: line.length / (LINE_SAMPLE_RATE / 1000),
   };
-}
-
-function downmix(interleaved: Int16Array, channels: number): Int16Array {
-  if (channels === 1) return interleaved;
-  const frames = Math.floor(interleaved.length / channels);
-  const mono = new Int16Array(frames);
-  for (let frame = 0; frame < frames; frame += 1) {
-    let sum = 0;
-    for (let channel = 0; channel < channels; channel += 1) sum += interleaved[frame * channels + channel] ?? 0;
-    mono[frame] = Math.round(sum / channels);
-  }
-  return mono;
-}
-
-function resample(samples: Int16Array, inputRate: number): Int16Array {
-  const resampler = new StreamingResampler({ inputRate, outputRate: LINE_SAMPLE_RATE });
-  // process() returns a view into the resampler's own buffer: copy before the next call.
-  const body = resampler.process(samples).slice();
-  const tail = resampler.flush();
-  const out = new Int16Array(body.length + tail.length);
-  out.set(body);
-  out.set(tail, body.length);
-  // Drop the filter's group delay so the caller starts speaking when the file does.
-  return out.subarray(Math.min(resampler.delayOutputSamples, out.length));
 }

@@ -33,6 +33,9 @@ import { LoggingModule } from './logging/logging.module';
 import { MediaStreamGateway } from './media/media-stream.gateway';
 import { WebCallGateway } from './web-calls/web-call.gateway';
 import { WebCallService } from './web-calls/web-call.service';
+import { AgentTestRunner } from './agent-tests/agent-test-runner';
+import { AgentTestService } from './agent-tests/agent-test.service';
+import { AgentTestsController } from './agent-tests/agent-tests.controller';
 import { WebCallsController } from './web-calls/web-calls.controller';
 import { MediaStreamService } from './media/media-stream.service';
 import { MediaUpgradeVerifier } from './media/media-upgrade.verifier';
@@ -79,7 +82,7 @@ export class AppModule {
           webhooks: { giveUpAfterMs: config.webhooks.giveUpAfterMs },
         }),
       ],
-      controllers: [WebhookSubscriptionsController, WebhookDeliveriesController, HealthController, MetricsController, CallsController, AgentsController, PhoneNumbersController, ApiKeysController, FirstRunController, WebCallsController, TwilioWebhooksController,
+      controllers: [WebhookSubscriptionsController, WebhookDeliveriesController, HealthController, MetricsController, CallsController, AgentsController, PhoneNumbersController, ApiKeysController, FirstRunController, WebCallsController, AgentTestsController, TwilioWebhooksController,
         OutboundCallsController, OutboundCallWebhooksController, OrganizationController, OrganizationsController, CostsController, SecretsController,
         TwilioAccountController],
       providers: [
@@ -114,6 +117,8 @@ export class AppModule {
         MediaStreamGateway,
         WebCallGateway,
         WebCallService,
+        AgentTestService,
+        AgentTestRunner,
         AgentEngines,
         BootstrapService,
         FirstRunSignInService,

@@ -1,8 +1,10 @@
 import { NestFactory } from '@nestjs/core';
+import { json } from 'express';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { AppConfig } from '@switchboard/config';
 import { Logger } from 'nestjs-pino';
 import type { DestinationStream } from 'pino';
+import { SCENARIO_SUITE_BODY_LIMIT, SCENARIO_SUITE_ROUTE } from './agent-tests/scenario-suite.schema';
 import { AppModule } from './app.module';
 import { serveConsole } from './console/console-static';
 import { MediaUpgradeVerifier } from './media/media-upgrade.verifier';
@@ -21,6 +23,9 @@ export async function createServerApp(config: AppConfig, options: { logDestinati
   });
   app.useLogger(app.get(Logger));
   app.useBodyParser('urlencoded', { extended: false, limit: '64kb' });
+  // Scenario test suites may carry recorded caller turns (base64 WAVs): their one route gets a larger
+  // bound. Registered first, so the general parser below finds the body already read.
+  app.use(SCENARIO_SUITE_ROUTE, json({ limit: SCENARIO_SUITE_BODY_LIMIT }));
   app.useBodyParser('json', { limit: '256kb' });
   app.useWebSocketAdapter(new TwilioMediaWsAdapter(app, app.get(MediaUpgradeVerifier)));
   serveOpenApiDocument(app);

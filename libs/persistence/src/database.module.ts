@@ -12,6 +12,7 @@ import { DatabaseHealth } from './database-health';
 import { PrismaService } from './prisma.service';
 import { AgentRepository } from './repositories/agent.repository';
 import { ApiKeyRepository } from './repositories/api-key.repository';
+import { AgentTestRepository } from './repositories/agent-test.repository';
 import { ConsoleSignInRepository } from './repositories/console-sign-in.repository';
 import { CallEventRepository } from './repositories/call-event.repository';
 import { CallRepository } from './repositories/call.repository';
@@ -43,6 +44,7 @@ const REPOSITORIES = [
   OrganizationRepository,
   ApiKeyRepository,
   ConsoleSignInRepository,
+  AgentTestRepository,
   AgentRepository,
   PhoneNumberRepository,
   CallRepository,

@@ -17,6 +17,7 @@ export { isUuid } from './uuid';
 
 export { OrganizationRepository } from './repositories/organization.repository';
 export type { OrganizationCallUsage, OrganizationRecord } from './repositories/organization.repository';
+export { AgentTestRepository, type AgentTestRunRecord, type AgentTestRunStatus, type AgentTestSuiteRecord } from './repositories/agent-test.repository';
 export { ConsoleSignInRepository, FIRST_RUN_API_KEY_NAME, type ClaimedSignIn, type SignInClaimRefusal } from './repositories/console-sign-in.repository';
 export { ApiKeyRepository, BOOTSTRAP_API_KEY_NAME, ADMIN_SCOPE, READ_SCOPE, API_KEY_SCOPES } from './repositories/api-key.repository';
 export type { ActiveApiKey, ApiKeyRecord, ApiKeyScope, BootstrapKeyResult, CreateApiKeyInput } from './repositories/api-key.repository';

@@ -254,6 +254,7 @@ export class CallAdmissionService {
           variables: input.variables,
           streamTokenHash: input.streamTokenHash,
           streamTokenExpiresAt: input.streamTokenExpiresAt,
+          testRunId: input.testRunId ?? null,
         });
         await enqueueCallEvent(this.outbox, tx, 'call.started', call);
         return { admitted: true, call };

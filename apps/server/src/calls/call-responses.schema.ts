@@ -38,6 +38,7 @@ export const callSchema = z.strictObject({
   variables: z.record(z.string(), z.string()).describe('Per-call variables (POST /v1/calls), {{call.params.NAME}} in prompts.'),
   machineDetection: z.enum(['Enable', 'DetectMessageEnd']).nullable(),
   answeredBy: z.string().nullable().describe('Twilio AnsweredBy: human, machine_start, machine_end_beep, fax, unknown, ...'),
+  testRunId: uuid.nullable().describe('The scenario test run that placed this web call (GET /v1/agents/{id}/tests/runs/{runId}); null otherwise.'),
   updatedAt: isoDateTime,
 });
 

@@ -90,7 +90,7 @@ function setup(options: { maxInputHeldBeforeAuth?: number } = {}) {
         toNumber: '+15550002222',
         startedAt: new Date(),
         variables: {},
-        answeredBy: null,
+        answeredBy: null, testRunId: null,
       },
     });
     await new Promise((resolve) => setImmediate(resolve));

@@ -179,7 +179,7 @@ export class WebCallConnection {
       callStartedAt: call.startedAt,
       answeredBy: null,
       recorder: this.recorder,
-      callControl: this.callControl(),
+      callControl: this.callControl(call.testRunId !== null),
       endCall: (reason: string) => {
         const known = AGENT_END_REASONS.includes(reason) ? (reason as CallEndReason) : 'agent_hangup';
         setImmediate(() => void this.end(known, WEB_CALL_CLOSE.normal));
@@ -202,11 +202,17 @@ export class WebCallConnection {
     this.held.replay({ frame: (bytes) => input.deliver(this.samplesOf(bytes), agent), digit: (digit) => agent.onDtmf(digit) });
   }
 
-  /** A web call has no phone line: hanging up ends the socket; a transfer to a phone number is not possible. */
-  private callControl(): CallControl {
+  /**
+   * A web call has no phone line: hanging up ends the socket; a transfer to a phone number is not
+   * possible. A scenario test's call simulates the transfer instead (the agent's side of it runs
+   * for real, is recorded as `call_transferred`, and ends the call as `transferred`), so a suite can
+   * check that the agent hands the caller over when it should.
+   */
+  private callControl(isScenarioTest: boolean): CallControl {
     return {
       hangUp: async () => undefined, // endCall closes the socket, which is the whole call
       transfer: async () => {
+        if (isScenarioTest) return;
         throw new CallControlError('a web call cannot be transferred to a phone number');
       },
     };

@@ -41,7 +41,9 @@ export class WebCallService {
     this.logger.setContext(WebCallService.name);
   }
 
-  async create(organizationId: string, agentId: string, variables: Record<string, string>, now = new Date()): Promise<WebCallOutcome> {
+  /** `testRunId`: the scenario test run placing the call (see agent-tests/); `now`: the call's start, the origin of its offsets. */
+  async create(organizationId: string, agentId: string, variables: Record<string, string>, options: { testRunId?: string; now?: Date } = {}): Promise<WebCallOutcome> {
+    const now = options.now ?? new Date();
     const agent = await this.agents.findById(organizationId, agentId);
     if (!agent) throw new NotFoundException({ statusCode: 404, error: 'Not Found', code: 'agent_not_found', message: `No agent ${agentId}.` });
     const token = mintStreamToken(this.config.streamTokenTtlMs, now);
@@ -52,6 +54,7 @@ export class WebCallService {
       variables,
       streamTokenHash: token.tokenHash,
       streamTokenExpiresAt: token.expiresAt,
+      ...(options.testRunId !== undefined && { testRunId: options.testRunId }),
       at: now,
     });
     if (!admission.admitted) {

@@ -126,6 +126,8 @@ export interface CreateWebCallInput {
   variables: Record<string, string>;
   streamTokenHash: string;
   streamTokenExpiresAt: Date;
+  /** The scenario test run placing the call (see AgentTestRepository); absent for a person's call. */
+  testRunId?: string;
   at?: Date;
 }
 
