@@ -9,6 +9,7 @@ import { DEFAULT_ORGANIZATION_NAME } from '../../server/src/bootstrap/bootstrap.
 import { TenantOutbound } from '../../server/src/outbound/outbound-guard.provider';
 import { loadSecretKeyRing } from '../../server/src/secrets/secret-key-ring.provider';
 import { SecretsService } from '../../server/src/secrets/secrets.service';
+import { runAgentTestCommand } from './agents/agent-test-command';
 import { AGENTS_USAGE, AgentsUsageError, parseAgentsCommand, type AgentsCommand } from './agents/agents-options';
 
 /**
@@ -16,7 +17,8 @@ import { AGENTS_USAGE, AgentsUsageError, parseAgentsCommand, type AgentsCommand 
  * phone number to it, in the default organization. The platform REST API offers the same per
  * organization; this is the operator's way in without an HTTP client, and it checks a config exactly
  * as the API does (secret references, URLs, tool schemas).
- * Exit codes: 0 done, 1 failed (invalid config, database), 2 bad command line.
+ * `test` runs a scenario suite on the running server (agents/agent-test-command.ts).
+ * Exit codes: 0 done (every scenario passed), 1 failed (invalid config, database, a failed scenario), 2 bad command line.
  */
 export async function runAgentsCommand(argv: readonly string[], config: AppConfig, out: (line: string) => void): Promise<number> {
   let command: AgentsCommand;
@@ -27,6 +29,8 @@ export async function runAgentsCommand(argv: readonly string[], config: AppConfi
     out(`error: ${error.message}\n\n${AGENTS_USAGE}`);
     return 2;
   }
+  // Scenario tests run on the server (its web-call edge, the agent's engines): an API client.
+  if (command.kind === 'test') return runAgentTestCommand(command, out);
   let agentConfig;
   try {
     agentConfig = parseAgentConfig(JSON.parse(await readFile(command.configPath, 'utf8')));
