@@ -9,7 +9,7 @@ import { ZodValidationPipe } from '../common/zod-validation.pipe';
 import { ApiErrors, ApiKeyAuthenticated, createApiDto } from '../openapi/api-schemas';
 import { AgentTestRunDto, AgentTestRunListDto, AgentTestSuiteDto, AgentTestSuiteListDto, AgentTestSuiteSummaryDto } from './agent-test-responses.schema';
 import { AgentTestService, runView, suiteSummary } from './agent-test.service';
-import { scenarioSuite, type ScenarioSuite } from './scenario-suite.schema';
+import { scenarioSuite } from './scenario-suite.schema';
 
 const idParam = z.string().min(1).max(64);
 const runBody = z.strictObject({ suiteId: z.guid().describe('The suite to run (POST /v1/agents/{id}/tests answers its id).') });
@@ -37,7 +37,7 @@ export class AgentTestsController {
     @Param('id', new ZodValidationPipe(agentIdParam)) agentId: string,
     @Body(new ZodValidationPipe(scenarioSuite)) body: ScenarioSuiteDto,
   ) {
-    return suiteSummary(await this.tests.saveSuite(principal.organizationId, agentId, body as ScenarioSuite));
+    return suiteSummary(await this.tests.saveSuite(principal.organizationId, agentId, body));
   }
 
   @Get()
