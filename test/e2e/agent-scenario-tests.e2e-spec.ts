@@ -11,6 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sineTone } from '@switchboard/audio';
 import { FakeOpenAiServer, type FakeChatReply, type RecordedRequest } from '@switchboard/testing';
+import { createOtherOrganizationKey, createRepositories, createTestPrisma } from '../support/database';
+import { openApiContract } from '../support/openapi-contract';
 import { eventually, startTestServer, type TestServer } from '../support/test-server';
 
 jest.setTimeout(240_000);
@@ -149,6 +151,39 @@ describe('scenario tests for agents (e2e)', () => {
 
     const runs = await server.api(`/v1/agents/${agentId}/tests/runs`);
     expect(runs.body.data[0]).toMatchObject({ id: started.body.id, status: 'failed', passed: 1, failed: 1 });
+
+    // Every answer of the tests API is as documented.
+    const contract = openApiContract(await (await fetch(`${server.serverUrl}/docs/openapi.json`)).json());
+    const base = '/v1/agents/{id}/tests';
+    contract.assertResponse('POST', base, stored.status, stored.body);
+    contract.assertResponse('POST', `${base}/run`, started.status, started.body);
+    contract.assertResponse('GET', `${base}/runs/{runId}`, run.status, run.body);
+    contract.assertResponse('GET', `${base}/runs`, runs.status, runs.body);
+    const list = await server.api(`/v1/agents/${agentId}/tests`);
+    contract.assertResponse('GET', base, list.status, list.body);
+    const detail = await server.api(`/v1/agents/${agentId}/tests/${stored.body.id}`);
+    expect(detail.body.definition.scenarios).toHaveLength(2);
+    contract.assertResponse('GET', `${base}/{suiteId}`, detail.status, detail.body);
+    const missing = await server.api(`/v1/agents/${agentId}/tests/runs/00000000-0000-4000-8000-000000000000`);
+    expect(missing.status).toBe(404);
+    contract.assertResponse('GET', `${base}/runs/{runId}`, missing.status, missing.body);
+  });
+
+  it('keeps suites and runs to their organization, and a read key may read but not run', async () => {
+    const stored = await server.api(`/v1/agents/${agentId}/tests`, { method: 'POST', body: { ...SUITE, name: 'scoped' } });
+    const reader = await server.api('/v1/api-keys', { method: 'POST', body: { name: 'tests reader', scopes: ['read'] } });
+    const readKey = reader.body.key as string;
+    expect((await server.api(`/v1/agents/${agentId}/tests`, { apiKey: readKey })).status).toBe(200);
+    expect((await server.api(`/v1/agents/${agentId}/tests/run`, { method: 'POST', body: { suiteId: stored.body.id }, apiKey: readKey })).status).toBe(403);
+    expect((await server.api(`/v1/agents/${agentId}/tests`, { method: 'POST', body: SUITE, apiKey: readKey })).status).toBe(403);
+
+    const prisma = createTestPrisma(1);
+    const other = await createOtherOrganizationKey(createRepositories(prisma), 'scenario tests other org').finally(() => prisma.$disconnect());
+    expect((await server.api(`/v1/agents/${agentId}/tests`, { apiKey: other })).status).toBe(404);
+    expect((await server.api(`/v1/agents/${agentId}/tests/${stored.body.id}`, { apiKey: other })).status).toBe(404);
+    expect((await server.api(`/v1/agents/${agentId}/tests/run`, { method: 'POST', body: { suiteId: stored.body.id }, apiKey: other })).status).toBe(404);
+    expect((await server.api(`/v1/agents/${agentId}/tests/${stored.body.id}`, { method: 'DELETE' })).status).toBe(204);
+    expect((await server.api(`/v1/agents/${agentId}/tests/${stored.body.id}`)).status).toBe(404);
   });
 
   it('the CLI stores and runs a suite file, prints a report, and exits 1 on a failure and 0 when all pass', async () => {
