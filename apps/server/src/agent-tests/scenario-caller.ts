@@ -3,8 +3,10 @@ import { WEB_CALL_AUDIO, WEB_CALL_BYTES_PER_MS } from '../web-calls/web-call-pro
 import type { TurnWindow } from './scenario-expectations';
 
 const FRAME_SAMPLES = (WEB_CALL_AUDIO.sampleRate / 1000) * WEB_CALL_AUDIO.frameMs;
-/** The agent has finished replying once its audio has played and nothing more came for this long. */
+/** The agent has finished replying once its last audible audio has played and this long has passed. */
 const REPLY_QUIET_MS = 2_000;
+/** A frame whose loudest sample is below this (about -40 dBFS) is silence: an echo of the caller's pauses, padding. */
+const AUDIBLE_PEAK = 330;
 const STARTED_TIMEOUT_MS = 10_000;
 const CLOSE_TIMEOUT_MS = 5_000;
 
@@ -40,7 +42,9 @@ export class ScenarioCaller {
   private readonly queue: Int16Array[] = [];
   private started = false;
   private closed = false;
-  private lastAudioAt = 0;
+  /** When the last audible frame arrived, and when the simulated speaker finishes playing it. */
+  private lastAudibleAt = 0;
+  private audibleEndsAt = 0;
   private playbackEndsAt = 0;
   private readonly pendingMarks = new Map<string, NodeJS.Timeout>();
   private pacer: NodeJS.Timeout | undefined;
@@ -94,8 +98,8 @@ export class ScenarioCaller {
       if (this.closed) return true;
       this.input.signal.throwIfAborted();
       const now = Date.now();
-      const heardSomething = this.lastAudioAt >= since;
-      if (heardSomething && now >= Math.max(this.playbackEndsAt, this.lastAudioAt) + REPLY_QUIET_MS) return true;
+      const heardSomething = this.lastAudibleAt >= since;
+      if (heardSomething && now >= this.audibleEndsAt + REPLY_QUIET_MS) return true;
       if (now >= deadline) return heardSomething;
       await this.pause(50);
     }
@@ -127,10 +131,13 @@ export class ScenarioCaller {
 
   private onMessage(data: RawData, isBinary: boolean): void {
     if (isBinary) {
-      const bytes = (data as Buffer).length;
+      const frame = data as Buffer;
       const now = Date.now();
-      this.lastAudioAt = now;
-      this.playbackEndsAt = Math.max(this.playbackEndsAt, now) + bytes / WEB_CALL_BYTES_PER_MS;
+      this.playbackEndsAt = Math.max(this.playbackEndsAt, now) + frame.length / WEB_CALL_BYTES_PER_MS;
+      if (isAudible(frame)) {
+        this.lastAudibleAt = now;
+        this.audibleEndsAt = this.playbackEndsAt;
+      }
       return;
     }
     let message: { type?: unknown; name?: unknown };
@@ -155,6 +162,7 @@ export class ScenarioCaller {
   /** Barge-in: what was queued is not played; its marks are echoed at once, as Twilio does. */
   private clearPlayback(): void {
     this.playbackEndsAt = Date.now();
+    this.audibleEndsAt = Math.min(this.audibleEndsAt, this.playbackEndsAt);
     for (const [name, timer] of this.pendingMarks) {
       clearTimeout(timer);
       this.send({ type: 'mark', name });
@@ -192,4 +200,11 @@ export class ScenarioCaller {
   private pause(ms: number): Promise<void> {
     return new Promise((resolve) => setTimeout(resolve, ms));
   }
+}
+
+function isAudible(pcm: Buffer): boolean {
+  for (let offset = 0; offset + 1 < pcm.length; offset += 2) {
+    if (Math.abs(pcm.readInt16LE(offset)) >= AUDIBLE_PEAK) return true;
+  }
+  return false;
 }
