@@ -1,6 +1,8 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { CallDetail } from '@switchboard/persistence';
 import { judgeScenario } from './scenario-expectations';
-import { callerTurn, type CallerTurn } from './scenario-suite.schema';
+import { callerTurn, scenarioSuite, type CallerTurn } from './scenario-suite.schema';
 
 const turn = (input: object): CallerTurn => callerTurn.parse(input);
 
@@ -58,5 +60,10 @@ describe('judgeScenario', () => {
     expect(callerTurn.safeParse({ say: 'a', wavBase64: 'UklGRg==' }).success).toBe(false);
     expect(callerTurn.safeParse({}).success).toBe(false);
     expect(callerTurn.safeParse({ wavBase64: 'not base64!' }).success).toBe(false);
+  });
+
+  it('accepts the README\'s example suite', () => {
+    const example: unknown = JSON.parse(readFileSync(join(__dirname, '../../../../examples/tests/front-desk.suite.json'), 'utf8'));
+    expect(scenarioSuite.parse(example).scenarios).toHaveLength(3);
   });
 });
