@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import Ajv2020 from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
 import { FakeTwilioRestServer } from '@switchboard/testing';
 import { dialAgent } from '../support/conversation-agents';
 import { createOtherOrganizationKey, createRepositories, createTestPrisma, uniqueE164 } from '../support/database';
@@ -78,6 +80,41 @@ describe('agents and phone numbers API (e2e)', () => {
     expect((await server.api(`/v1/agents/${agent.id}`, { method: 'DELETE' })).status).toBe(404);
     const afterDelete = await server.api('/v1/agents?limit=100');
     expect(afterDelete.body.data.map((entry: { id: string }) => entry.id)).not.toContain(agent.id);
+  });
+
+  it('answers the agent config as JSON Schema to any key (401 without one), made from the schema saves are checked with', async () => {
+    const missing = await server.api('/v1/agents/config-schema', { apiKey: null });
+    expect(missing.status).toBe(401);
+    expect(missing.body.code).toBe('missing_api_key');
+    const readKey = await server.api('/v1/api-keys', { method: 'POST', body: { name: 'config schema reader', scopes: ['read'] } });
+    expect(readKey.status).toBe(201);
+
+    const answer = await server.api('/v1/agents/config-schema', { apiKey: readKey.body.key });
+    expect(answer.status).toBe(200);
+    const schema = answer.body;
+    expect(schema).toMatchObject({ $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object', additionalProperties: false });
+    // The input side: every field has a default, so none is required, and the defaults are shown.
+    expect(schema.required ?? []).toEqual([]);
+    expect(schema.properties.llm.properties.temperature).toMatchObject({ type: 'number', minimum: 0, maximum: 2, description: expect.any(String) });
+    expect(schema.properties.turn.properties.minSilenceMs).toMatchObject({ type: 'integer', minimum: 100, maximum: 5000, default: 500 });
+    expect(schema.properties.tts.properties.provider.enum).toEqual(['flite', 'openai', 'kokoro', 'piper']);
+    expect(schema.properties.tools.items.oneOf.map((variant: { properties: { type: { const: string } } }) => variant.properties.type.const)).toEqual(['end_call', 'transfer_call', 'webhook']);
+    expect(schema.properties.realtime['x-engines']).toEqual(['realtime']);
+    expect(schema.properties.stt['x-engines']).toEqual(['pipeline']);
+
+    // A stock validator reads it: a stored config (defaults filled in) passes, values the server refuses fail.
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    addFormats(ajv);
+    const validate = ajv.compile(schema);
+    const created = await createAgent({ name: `schema-${randomUUID()}`, engine: 'pipeline', config: { llm: { temperature: 0.4 }, tools: [{ type: 'end_call' }] } });
+    expect(created.status).toBe(201);
+    expect(validate(created.body.config)).toBe(true);
+    expect(validate({ llm: { temperature: 3 } })).toBe(false);
+    expect(validate({ colour: 'blue' })).toBe(false);
+    expect(validate({ tools: [{ type: 'transfer_call', destinations: [] }] })).toBe(false);
+
+    // Not taken for an agent id, and the same document each time.
+    expect((await server.api('/v1/agents/config-schema')).body).toEqual(schema);
   });
 
   it('pages through agents with a cursor', async () => {

@@ -1,7 +1,8 @@
 /**
  * The console as a newcomer uses it, in real Chromium: the server started as its own process with
  * no ADMIN_API_KEY prints a one-time link; the link shows the admin key once and enters the
- * console; an agent is created through the form (a bad config value is shown at its field first);
+ * console; an agent is created through the form generated from the config's JSON Schema (a bad
+ * value is shown at its field first), edited into version 2, and its versions shown side by side;
  * a call placed by the simulated Twilio caller appears in the calls list while it is live and ends
  * there without a reload; its page shows the transcript, the latency waterfall and the cost
  * ledger; a read key sees the same lists without any write control. Screenshots go to
@@ -71,6 +72,7 @@ describe('the console in Chromium: first-run link, agents form, read-only key (e
       DATA_DIR: dataDir,
       ADMIN_API_KEY: '',
       TWILIO_AUTH_TOKEN,
+      OPENAI_API_KEY: '',
       OUTBOUND_ALLOWED_HOSTS: '127.0.0.1',
       WORKERS: '1',
       LOG_FORMAT: 'json',
@@ -102,27 +104,60 @@ describe('the console in Chromium: first-run link, agents form, read-only key (e
     adminKey = shownKey;
     expect(shownKey).toMatch(/^sk_live_/);
     expect(page.url()).not.toContain(link!.split('/#/first-run/')[1] as string);
+    // The first run's agents, and how to get one that converses (this server has no OPENAI_API_KEY).
+    const firstRunAgents = (await page.getByTestId('first-run-agents').textContent()) ?? '';
+    expect(firstRunAgents).toContain('Echo (talk to yourself)');
+    expect(firstRunAgents).toContain('set OPENAI_API_KEY and restart the server');
     await screenshot(page, 'first-run');
     await page.getByRole('button', { name: /open the console/ }).click();
     // A first run makes an echo agent, so there is something to talk to at once.
     await page.getByTestId('agents-table').getByText('Echo (talk to yourself)').waitFor();
     await expect(page.getByTestId('signed-in-as').textContent()).resolves.toContain('admin');
 
-    // The form: a config value out of range is shown at its field, then a good one creates the agent.
+    // The form generated from the config's JSON Schema: a value out of range is refused by the
+    // server and shown at its field, the JSON view holds the same config, a good value creates it.
     await page.getByRole('button', { name: 'New agent' }).click();
     const form = page.getByTestId('new-agent-form');
     await form.getByLabel('Name').fill('Front desk');
-    await form.getByLabel('Engine').selectOption('echo');
-    await form.getByLabel('Config (JSON)').fill('{ "turn": { "minSilenceMs": 5 } }');
+    await form.getByLabel('Engine').selectOption('pipeline');
+    // Only the fields the engine reads: a pipeline agent has no realtime section.
+    expect(await form.locator('[data-path="realtime"]').count()).toBe(0);
+    await form.locator('summary', { hasText: 'LLM' }).click();
+    await form.getByLabel('Temperature').fill('3');
     await form.getByRole('button', { name: 'Create' }).click();
-    const fieldError = form.locator('label', { hasText: 'Config (JSON)' }).locator('.field-errors');
-    await fieldError.waitFor();
-    await expect(fieldError.textContent()).resolves.toContain('config.turn.minSilenceMs');
+    const temperatureError = form.locator('[data-path="llm.temperature"] .field-errors');
+    await temperatureError.waitFor();
+    await expect(temperatureError.textContent()).resolves.toMatch(/<=\s*2/);
+    await expect(form.getByTestId('config-problems').textContent()).resolves.toContain('One problem is marked at its field');
     await screenshot(page, 'agent-form-error');
-    await form.getByLabel('Config (JSON)').fill('{ "turn": { "minSilenceMs": 700 } }');
+    await form.getByLabel('Temperature').fill('0.4');
+    await form.getByRole('button', { name: 'JSON' }).click();
+    expect(JSON.parse(await form.getByLabel('Config (JSON)').inputValue())).toMatchObject({ llm: { temperature: 0.4 }, turn: { minSilenceMs: 500 } });
+    await form.getByRole('button', { name: 'Form' }).click();
     await form.getByRole('button', { name: 'Create' }).click();
     await page.getByTestId('agents-table').getByText('Front desk').waitFor();
     await screenshot(page, 'agents');
+
+    // Its page: an edit through the form saves version 2, and versions 1 and 2 show side by side
+    // with the changed line marked on each side.
+    await page.getByTestId('agents-table').getByRole('link', { name: 'Front desk' }).click();
+    await expect(page.getByTestId('agent-version').textContent()).resolves.toBe('1');
+    await page.getByRole('button', { name: 'Edit' }).click();
+    const edit = page.getByTestId('edit-agent-form');
+    await edit.locator('summary', { hasText: 'Turn' }).click();
+    await expect(edit.getByLabel('Min silence (ms)').inputValue()).resolves.toBe('500');
+    await edit.getByLabel('Min silence (ms)').fill('700');
+    await edit.getByRole('button', { name: 'Save' }).click();
+    await page.getByTestId('agent-version').getByText('2').waitFor();
+    const diff = page.getByTestId('config-diff');
+    await diff.waitFor();
+    await expect(diff.locator('thead').textContent()).resolves.toMatch(/Version 1\s*Version 2/);
+    const changed = diff.locator('tr.diff-changed');
+    await expect(changed.count()).resolves.toBe(1);
+    await expect(changed.locator('td.diff-old').textContent()).resolves.toContain('"minSilenceMs": 500');
+    await expect(changed.locator('td.diff-new').textContent()).resolves.toContain('"minSilenceMs": 700');
+    await expect(diff.locator('tr.diff-same').count()).resolves.toBeGreaterThan(20);
+    await screenshot(page, 'agent-versions');
 
     // A pipeline agent on a number (through the API), then a call to it while the calls page is open.
     const admin = { authorization: `Bearer ${shownKey}`, 'content-type': 'application/json' };
@@ -229,6 +264,13 @@ describe('the console in Chromium: first-run link, agents form, read-only key (e
     await page.getByTestId('agents-table').getByText('Front desk').waitFor();
     await expect(page.getByTestId('signed-in-as').textContent()).resolves.toContain('read only');
     expect(await page.getByRole('button', { name: 'New agent' }).count()).toBe(0);
+    expect(await page.getByRole('button', { name: /^Bind a number/ }).count()).toBe(0);
+    // The agent's page: its versions side by side, but no edit.
+    await page.getByTestId('agents-table').getByRole('link', { name: 'Front desk' }).click();
+    await page.getByTestId('config-diff').locator('tr.diff-changed').waitFor();
+    expect(await page.getByRole('button', { name: 'Edit' }).count()).toBe(0);
+    expect(await page.getByTestId('edit-agent-form').count()).toBe(0);
+    await screenshot(page, 'read-only-agent');
     await page.getByRole('link', { name: 'Calls' }).click();
     await page.getByTestId('calls-table').waitFor();
     await screenshot(page, 'read-only-calls');
@@ -286,7 +328,8 @@ describe('the console in Chromium: first-run link, agents form, read-only key (e
       await page.getByTestId('latency-waterfall').locator('svg').waitFor();
       await page.getByTestId('cost-ledger').getByText('stt').waitFor({ timeout: 15_000 });
       await expect(page.getByTestId('cost-ledger').getByText('telephony').count()).resolves.toBe(0);
-      await expect(page.getByTestId('call-status').textContent()).resolves.toContain('completed, ended (stream_stopped)');
+      // The page refreshes until the call has ended and been priced: wait for the end to show.
+      await page.getByTestId('call-status').getByText('completed, ended (stream_stopped)').waitFor({ timeout: 15_000 });
       await screenshot(page, 'web-call');
     } finally {
       await callerBrowser.close();

@@ -44,6 +44,7 @@ describe('OpenAPI document and contract (e2e)', () => {
     await check('GET', `/v1/agents/${agent.id}`, '/v1/agents/{id}', undefined, 200);
     await check('PATCH', `/v1/agents/${agent.id}`, '/v1/agents/{id}', { config: { systemPrompt: 'v2' } }, 200);
     await check('GET', `/v1/agents/${agent.id}/versions/1`, '/v1/agents/{id}/versions/{version}', undefined, 200);
+    await check('GET', '/v1/agents/config-schema', '/v1/agents/config-schema', undefined, 200);
     await check('POST', '/v1/agents', '/v1/agents', { name: '', engine: 'telepathy' }, 400);
     await check('GET', '/v1/agents/00000000-0000-4000-8000-000000000000', '/v1/agents/{id}', undefined, 404);
 

@@ -64,6 +64,17 @@ export interface AgentSummary {
   updatedAt: string;
 }
 
+/** An agent with the config of its current version (every default filled in). */
+export interface AgentDetail extends AgentSummary {
+  config: Record<string, unknown>;
+}
+
+export interface AgentConfigVersion {
+  agentId: string;
+  version: number;
+  config: Record<string, unknown>;
+}
+
 export interface Page<T> {
   data: T[];
   nextCursor: string | null;

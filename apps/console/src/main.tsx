@@ -12,6 +12,8 @@ import './styles.css';
 
 // The call page carries the charting library: loaded when first opened, not with the sign-in page.
 const CallPage = lazy(() => import('./pages/call-page').then((module) => ({ default: module.CallPage })));
+// The agent page carries the diff library; the form library loads only when a form opens.
+const AgentPage = lazy(() => import('./pages/agent-page').then((module) => ({ default: module.AgentPage })));
 const UsagePage = lazy(() => import('./pages/usage-page').then((module) => ({ default: module.UsagePage })));
 
 /**
@@ -32,6 +34,14 @@ function App() {
           <Route path="/sign-in" element={<SignInPage />} />
           <Route element={<Layout />}>
             <Route path="/agents" element={<AgentsPage />} />
+            <Route
+              path="/agents/:id"
+              element={
+                <Suspense fallback={<p className="empty">Loading…</p>}>
+                  <AgentPage />
+                </Suspense>
+              }
+            />
             <Route path="/calls" element={<CallsPage />} />
             <Route path="/webhooks" element={<WebhooksPage />} />
             <Route

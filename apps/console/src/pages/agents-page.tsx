@@ -1,12 +1,15 @@
 import { ErrorAlert } from '../components/error-alert';
-import { useCallback, useEffect, useState, type FormEvent } from 'react';
-import { api, messageOf, ApiError, type AgentSummary, type FieldProblem, type Page } from '../api';
+import { Suspense, useCallback, useEffect, useState, type FormEvent } from 'react';
+import { Link } from 'react-router';
+import { api, messageOf, ApiError, type AgentSummary, type Page } from '../api';
+import { LazyAgentEditor } from '../components/lazy-agent-editor';
 import { TalkPanel } from '../components/talk-panel';
 import { canWrite, useSession } from '../session';
 
-const ENGINES = ['pipeline', 'realtime', 'echo'] as const;
-
-/** The organization's agents; admins can create one (read keys see no write controls at all). */
+/**
+ * The organization's agents, each linking to its page (config versions side by side, editing);
+ * admins can create one here (read keys see no write controls at all).
+ */
 export function AgentsPage() {
   const { session } = useSession();
   const [agents, setAgents] = useState<AgentSummary[]>();
@@ -45,13 +48,15 @@ export function AgentsPage() {
         )}
       </div>
       {creating && (
-        <NewAgentForm
-          apiKey={session.key}
-          onDone={(created) => {
-            setCreating(false);
-            if (created) void load();
-          }}
-        />
+        <Suspense fallback={<p className="empty">Loading the form…</p>}>
+          <LazyAgentEditor
+            apiKey={session.key}
+            onDone={(created) => {
+              setCreating(false);
+              if (created) void load();
+            }}
+          />
+        </Suspense>
       )}
       {talkingTo && <TalkPanel key={talkingTo.id} apiKey={session.key} agentId={talkingTo.id} agentName={talkingTo.name} onClose={() => setTalkingTo(undefined)} />}
       <ErrorAlert message={error} />
@@ -71,7 +76,9 @@ export function AgentsPage() {
           <tbody>
             {agents.map((agent) => (
               <tr key={agent.id}>
-                <td>{agent.name}</td>
+                <td>
+                  <Link to={`/agents/${agent.id}`}>{agent.name}</Link>
+                </td>
                 <td>{agent.engine}</td>
                 <td>{agent.version}</td>
                 <td>{new Date(agent.updatedAt).toLocaleString()}</td>
@@ -95,76 +102,6 @@ export function AgentsPage() {
         </table>
       )}
     </section>
-  );
-}
-
-/** Field errors come from the API's 400 body (`details[].field`), shown next to the field they name. */
-function NewAgentForm({ apiKey, onDone }: { apiKey: string; onDone(created: boolean): void }) {
-  const [name, setName] = useState('');
-  const [engine, setEngine] = useState<string>('pipeline');
-  const [config, setConfig] = useState('{\n  "systemPrompt": "You are a helpful receptionist."\n}');
-  const [problems, setProblems] = useState<FieldProblem[]>([]);
-  const [error, setError] = useState<string>();
-  const [busy, setBusy] = useState(false);
-  const at = (prefix: string) => problems.filter((problem) => problem.field === prefix || problem.field.startsWith(`${prefix}.`));
-
-  const submit = async (event: FormEvent) => {
-    event.preventDefault();
-    setProblems([]);
-    setError(undefined);
-    let parsed: unknown;
-    try {
-      parsed = config.trim() === '' ? undefined : JSON.parse(config);
-    } catch (caught) {
-      setProblems([{ field: 'config', rule: 'json', message: `Not valid JSON: ${messageOf(caught)}` }]);
-      return;
-    }
-    setBusy(true);
-    try {
-      await api('/v1/agents', { key: apiKey, method: 'POST', body: { name, engine, ...(parsed === undefined ? {} : { config: parsed }) } });
-      onDone(true);
-    } catch (caught) {
-      if (caught instanceof ApiError && caught.details.length > 0) setProblems(caught.details);
-      else setError(messageOf(caught));
-    } finally {
-      setBusy(false);
-    }
-  };
-
-  return (
-    <form className="card form" onSubmit={(event) => void submit(event)} data-testid="new-agent-form">
-      <h2>New agent</h2>
-      <label>
-        Name
-        <input name="name" value={name} onChange={(event) => setName(event.target.value)} />
-        <FieldErrors problems={at('name')} />
-      </label>
-      <label>
-        Engine
-        <select name="engine" value={engine} onChange={(event) => setEngine(event.target.value)}>
-          {ENGINES.map((option) => (
-            <option key={option} value={option}>
-              {option}
-            </option>
-          ))}
-        </select>
-        <FieldErrors problems={at('engine')} />
-      </label>
-      <label>
-        Config (JSON)
-        <textarea name="config" rows={10} value={config} onChange={(event) => setConfig(event.target.value)} spellCheck={false} />
-        <FieldErrors problems={at('config')} />
-      </label>
-      <ErrorAlert message={error} />
-      <div className="actions">
-        <button type="submit" className="primary" disabled={busy}>
-          Create
-        </button>
-        <button type="button" className="link" onClick={() => onDone(false)}>
-          Cancel
-        </button>
-      </div>
-    </form>
   );
 }
 
@@ -204,18 +141,5 @@ function BindNumber({ apiKey, agentId, agentName, onBound }: { apiKey: string; a
       <button type="submit">Save</button>
       <ErrorAlert message={error} />
     </form>
-  );
-}
-
-function FieldErrors({ problems }: { problems: FieldProblem[] }) {
-  if (problems.length === 0) return null;
-  return (
-    <ul className="field-errors" role="alert">
-      {problems.map((problem) => (
-        <li key={`${problem.field}:${problem.message}`}>
-          {problem.field.includes('.') ? <code>{problem.field}</code> : null} {problem.message}
-        </li>
-      ))}
-    </ul>
   );
 }

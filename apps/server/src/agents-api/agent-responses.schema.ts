@@ -22,6 +22,17 @@ export const agentConfigVersionSchema = z
 
 export const agentPageSchema = pageOf(agentSummarySchema);
 
+/** GET /v1/agents/config-schema: a JSON Schema document, described by the keys every client relies on. */
+export const agentConfigJsonSchemaSchema = z
+  .looseObject({
+    $schema: z.string(),
+    type: z.literal('object'),
+    properties: z.record(z.string(), z.record(z.string(), z.unknown())),
+    additionalProperties: z.literal(false),
+  })
+  .describe('The agent config as JSON Schema (draft 2020-12), made from the schema a saved config is validated with.');
+
 export class AgentDto extends createApiDto(agentSchema) {}
 export class AgentConfigVersionDto extends createApiDto(agentConfigVersionSchema) {}
 export class AgentPageDto extends createApiDto(agentPageSchema) {}
+export class AgentConfigJsonSchemaDto extends createApiDto(agentConfigJsonSchemaSchema) {}

@@ -18,7 +18,8 @@ import {
   ListAgentsQueryDto,
   UpdateAgentBodyDto,
 } from './agent-requests.schema';
-import { AgentConfigVersionDto, AgentDto, AgentPageDto } from './agent-responses.schema';
+import { agentConfigJsonSchema } from './agent-config-json-schema';
+import { AgentConfigJsonSchemaDto, AgentConfigVersionDto, AgentDto, AgentPageDto } from './agent-responses.schema';
 import { agentNotFound, agentSummary, agentWithConfig } from './agent-responses';
 
 /**
@@ -56,6 +57,18 @@ export class AgentsController {
   async list(@Principal() principal: ApiPrincipal, @Query(new ZodValidationPipe(listAgentsQuery)) query: ListAgentsQueryDto) {
     const page = await this.agents.list({ organizationId: principal.organizationId, limit: query.limit, cursor: query.cursor });
     return { data: page.items.map(agentSummary), nextCursor: page.nextCursor };
+  }
+
+  /** Declared before `:id`, which would otherwise take `config-schema` for an agent id. */
+  @Get('config-schema')
+  @ApiOkResponse({
+    type: AgentConfigJsonSchemaDto,
+    description:
+      'The agent config as JSON Schema (draft 2020-12, input side: fields with defaults are optional), made from the same schema a saved config is validated with. ' +
+      'Fields carry `description` and `x-engines` (the engines that read them). Any key scope.',
+  })
+  configSchema() {
+    return agentConfigJsonSchema();
   }
 
   @Get(':id')

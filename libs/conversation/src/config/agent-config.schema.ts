@@ -23,12 +23,9 @@ const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
 
 /** Settings shared by remote (OpenAI-compatible) engines. */
 const remoteEndpoint = {
-  /** OpenAI-compatible API root, e.g. https://api.openai.com/v1 or a self-hosted vLLM/Speaches URL. */
-  baseUrl: httpUrl.optional(),
-  /** The organization's own key for this endpoint: the name of a secret in its vault. */
-  apiKeySecret: SecretNameSchema.optional(),
-  /** The operator's key, from the server's environment: only for the provider's own endpoint (no baseUrl). */
-  apiKeyEnv: OperatorKeyEnvSchema.optional(),
+  baseUrl: httpUrl.optional().describe('OpenAI-compatible API root, e.g. https://api.openai.com/v1 or a self-hosted vLLM/Speaches URL.'),
+  apiKeySecret: SecretNameSchema.optional().describe("The organization's own key for this endpoint: the name of a secret in its vault."),
+  apiKeyEnv: OperatorKeyEnvSchema.optional().describe("The operator's key, from the server's environment: only for the provider's own endpoint (no baseUrl)."),
 };
 
 /**
@@ -45,26 +42,22 @@ function checkKeySources(endpoint: { apiKeyEnv?: string; apiKeySecret?: string }
 }
 
 export const SttConfigSchema = z.strictObject({
-  /** 'openai': any OpenAI-compatible /audio/transcriptions server; 'local': Whisper ONNX from MODELS_DIR. */
-  provider: z.enum(['openai', 'local']).default('openai'),
+  provider: z.enum(['openai', 'local']).default('openai').describe("'openai': any OpenAI-compatible /audio/transcriptions server; 'local': Whisper ONNX from MODELS_DIR."),
   model: z.string().min(1).default('whisper-1'),
-  /** Vocabulary hint passed to the recogniser (names, products). */
-  prompt: z.string().max(1000).optional(),
+  prompt: z.string().max(1000).optional().describe('Vocabulary hint passed to the recogniser (names, products).'),
   ...remoteEndpoint,
 }).superRefine((stt, ctx) => checkKeySources(stt, stt.baseUrl, ctx));
 
 export const LlmConfigSchema = z.strictObject({
-  /** 'openai': any OpenAI-compatible /chat/completions server; 'local': an ONNX model from MODELS_DIR. */
-  provider: z.enum(['openai', 'local']).default('openai'),
+  provider: z.enum(['openai', 'local']).default('openai').describe("'openai': any OpenAI-compatible /chat/completions server; 'local': an ONNX model from MODELS_DIR."),
   model: z.string().min(1).default('gpt-4o-mini'),
-  temperature: z.number().min(0).max(2).optional(),
-  maxTokens: z.number().int().min(1).max(4096).optional(),
+  temperature: z.number().min(0).max(2).optional().describe('Sampling temperature, 0 to 2 (the provider\'s default when not set).'),
+  maxTokens: z.number().int().min(1).max(4096).optional().describe('Longest reply, in tokens (1 to 4096).'),
   ...remoteEndpoint,
 }).superRefine((llm, ctx) => checkKeySources(llm, llm.baseUrl, ctx));
 
 export const TtsConfigSchema = z.strictObject({
-  /** 'flite': built in, no model files; 'openai': OpenAI-compatible /audio/speech; 'kokoro'/'piper': local ONNX voices. */
-  provider: z.enum(['flite', 'openai', 'kokoro', 'piper']).default('flite'),
+  provider: z.enum(['flite', 'openai', 'kokoro', 'piper']).default('flite').describe("'flite': built in, no model files; 'openai': OpenAI-compatible /audio/speech; 'kokoro'/'piper': local ONNX voices."),
   model: z.string().min(1).optional(),
   voice: z.string().min(1).optional(),
   ...remoteEndpoint,
@@ -74,41 +67,28 @@ export const RealtimeConfigSchema = z.strictObject({
   provider: z.literal('openai').default('openai'),
   model: z.string().min(1).default('gpt-realtime'),
   voice: z.string().min(1).optional(),
-  /** Who ends the caller's turn: the model's voice-activity detection or its semantic detector. */
-  turnDetection: z.enum(['server_vad', 'semantic_vad']).default('server_vad'),
-  /** wss:// (or ws:// on loopback) Realtime endpoint; OpenAI's by default. */
-  url: z.url({ protocol: /^wss?$/, error: 'must be a ws(s) URL' }).optional(),
-  /** The organization's own key for this endpoint: the name of a secret in its vault. */
-  apiKeySecret: SecretNameSchema.optional(),
-  /** The operator's key, from the server's environment: only for OpenAI's own Realtime endpoint (no url). */
-  apiKeyEnv: OperatorKeyEnvSchema.optional(),
+  turnDetection: z.enum(['server_vad', 'semantic_vad']).default('server_vad').describe("Who ends the caller's turn: the model's voice-activity detection or its semantic detector."),
+  url: z.url({ protocol: /^wss?$/, error: 'must be a ws(s) URL' }).optional().describe("wss:// (or ws:// on loopback) Realtime endpoint; OpenAI's by default."),
+  apiKeySecret: SecretNameSchema.optional().describe("The organization's own key for this endpoint: the name of a secret in its vault."),
+  apiKeyEnv: OperatorKeyEnvSchema.optional().describe("The operator's key, from the server's environment: only for OpenAI's own Realtime endpoint (no url)."),
 }).superRefine((realtime, ctx) => checkKeySources(realtime, realtime.url, ctx));
 
 export const TurnConfigSchema = z.strictObject({
-  /** VAD speech probability that starts speech (0..1). */
-  threshold: z.number().gt(0).lt(1).default(0.5),
-  /** Speech shorter than this is ignored (coughs, clicks). */
-  minSpeechMs: z.number().int().min(0).max(5000).default(250),
-  /** Silence after speech that ends the caller's turn. */
-  minSilenceMs: z.number().int().min(100).max(5000).default(500),
-  /** Audio kept before the detected speech start so the first syllable reaches the recogniser. */
-  prefixPaddingMs: z.number().int().min(0).max(2000).default(300),
-  /** Ask the end-of-turn model (Smart Turn) after a short pause; ends turns early when it is confident. */
-  endOfTurnModel: z.boolean().default(false),
+  threshold: z.number().gt(0).lt(1).default(0.5).describe('VAD speech probability that starts speech (between 0 and 1).'),
+  minSpeechMs: z.number().int().min(0).max(5000).default(250).describe('Speech shorter than this is ignored (coughs, clicks).'),
+  minSilenceMs: z.number().int().min(100).max(5000).default(500).describe("Silence after speech that ends the caller's turn."),
+  prefixPaddingMs: z.number().int().min(0).max(2000).default(300).describe('Audio kept before the detected speech start so the first syllable reaches the recogniser.'),
+  endOfTurnModel: z.boolean().default(false).describe('Ask the end-of-turn model (Smart Turn) after a short pause; ends turns early when it is confident.'),
 });
 
 export const InterruptionsConfigSchema = z.strictObject({
-  /** Whether caller speech stops the agent mid-sentence (barge-in). */
-  enabled: z.boolean().default(true),
-  /** Caller speech must last this long before the agent yields: shorter "uh-huh"s are backchannels. */
-  minSpeechMs: z.number().int().min(0).max(5000).default(400),
+  enabled: z.boolean().default(true).describe('Whether caller speech stops the agent mid-sentence (barge-in).'),
+  minSpeechMs: z.number().int().min(0).max(5000).default(400).describe('Caller speech must last this long before the agent yields: shorter "uh-huh"s are backchannels.'),
 });
 
 export const IdleConfigSchema = z.strictObject({
-  /** Silence (nobody speaking) before the agent prompts the caller. */
-  promptAfterMs: z.number().int().min(1000).max(600_000).default(10_000),
-  /** After this many unanswered prompts, the agent says goodbye and hangs up. */
-  maxPrompts: z.number().int().min(0).max(10).default(2),
+  promptAfterMs: z.number().int().min(1000).max(600_000).default(10_000).describe('Silence (nobody speaking) before the agent prompts the caller.'),
+  maxPrompts: z.number().int().min(0).max(10).default(2).describe('After this many unanswered prompts, the agent says goodbye and hangs up.'),
   prompt: z.string().min(1).default('Are you still there?'),
   goodbye: z.string().min(1).default("I haven't heard from you, so I'll hang up now. Goodbye."),
 });
@@ -118,61 +98,82 @@ const toolName = z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'must be 1-64 letters
 export const EndCallToolSchema = z.strictObject({
   type: z.literal('end_call'),
   description: z.string().optional(),
-  /** Said before hanging up when the model gives no closing words of its own. */
-  goodbye: z.string().min(1).default('Thank you for calling. Goodbye.'),
+  goodbye: z.string().min(1).default('Thank you for calling. Goodbye.').describe('Said before hanging up when the model gives no closing words of its own.'),
 });
 
 export const TransferCallToolSchema = z.strictObject({
   type: z.literal('transfer_call'),
   description: z.string().optional(),
-  /** The only numbers the model may transfer to (E.164); the model picks by number or label. */
   destinations: z
     .array(z.strictObject({ number: z.string().regex(/^\+[1-9]\d{6,14}$/, 'must be an E.164 number'), label: z.string().min(1).optional() }))
-    .min(1),
-  /** Said before the transfer. */
-  message: z.string().min(1).default('Please hold while I transfer your call.'),
+    .min(1)
+    .describe('The only numbers the model may transfer to (E.164); the model picks by number or label.'),
+  message: z.string().min(1).default('Please hold while I transfer your call.').describe('Said before the transfer.'),
 });
 
 export const WebhookToolSchema = z.strictObject({
   type: z.literal('webhook'),
   name: toolName,
   description: z.string().min(1),
-  /** JSON Schema (an object schema) of the arguments; checked before the business is called. */
-  parameters: z.record(z.string(), z.unknown()).default({ type: 'object', properties: {} }),
-  /** The business's endpoint; receives a signed JSON POST. */
-  url: httpUrl,
-  /** The vault secret the request is signed with (Standard Webhooks: a `whsec_...` value). */
-  signingSecret: SecretNameSchema,
+  parameters: z
+    .record(z.string(), z.unknown())
+    .default({ type: 'object', properties: {} })
+    .describe('JSON Schema (an object schema) of the arguments; checked before the business is called.'),
+  url: httpUrl.describe("The business's endpoint; receives a signed JSON POST."),
+  signingSecret: SecretNameSchema.describe('The vault secret the request is signed with (Standard Webhooks: a `whsec_...` value).'),
   /** Removed: environment references; kept only to say so clearly to configs stored before. */
   signingSecretEnv: z.never({ error: `signingSecretEnv was removed: ${VAULT_MIGRATION_HINT}` }).optional(),
   timeoutMs: z.number().int().min(100).max(30_000).default(5000),
-  /** Said when the tool has not answered within a second, so the caller is not left in silence. */
-  fillerMessage: z.string().min(1).optional(),
+  fillerMessage: z.string().min(1).optional().describe('Said when the tool has not answered within a second, so the caller is not left in silence.'),
 });
 
 export const ToolConfigSchema = z.discriminatedUnion('type', [EndCallToolSchema, TransferCallToolSchema, WebhookToolSchema]);
 
+/**
+ * Which engines read a field, as `x-engines` in the config's JSON Schema (GET /v1/agents/config-schema):
+ * the console's form shows a field only for the engines that use it. The echo engine reads none.
+ */
+const usedBy = (...engines: Array<'pipeline' | 'realtime'>) => ({ 'x-engines': engines });
+const conversational = usedBy('pipeline', 'realtime');
+
 export const AgentConfigSchema = z.strictObject({
-  /** May use {{caller.number}}, {{call.id}}, {{call.params.NAME}} (values from the inbound webhook / stream). */
-  systemPrompt: z.string().max(50_000).default('You are a helpful phone agent. Keep answers short and conversational.'),
-  /** Spoken when the call is answered; null waits for the caller to speak first. Variables as in systemPrompt. */
-  firstMessage: z.string().max(2000).nullable().default(null),
-  /** BCP 47 / ISO 639-1, passed to the recogniser. */
-  language: z.string().min(2).max(16).default('en'),
-  stt: SttConfigSchema.prefault({}),
-  llm: LlmConfigSchema.prefault({}),
-  tts: TtsConfigSchema.prefault({}),
-  realtime: RealtimeConfigSchema.prefault({}),
-  turn: TurnConfigSchema.prefault({}),
-  interruptions: InterruptionsConfigSchema.prefault({}),
-  idle: IdleConfigSchema.prefault({}),
-  /** The call is ended (politely) after this long. */
-  maxDurationS: z.number().int().min(1).max(4 * 3600).default(1800),
-  tools: z.array(ToolConfigSchema).max(32).default([]),
-  /** What the caller hears when the language model fails mid-answer. */
-  apologyMessage: z.string().min(1).default("Sorry, I'm having trouble answering right now. Could you say that again?"),
-  /** Said when the call reaches maxDurationS. */
-  maxDurationMessage: z.string().min(1).default("We've reached the time limit for this call. Goodbye."),
+  systemPrompt: z
+    .string()
+    .max(50_000)
+    .default('You are a helpful phone agent. Keep answers short and conversational.')
+    .meta({ description: 'May use {{caller.number}}, {{call.id}}, {{call.params.NAME}} (values from the inbound webhook / stream).', ...conversational }),
+  firstMessage: z
+    .string()
+    .max(2000)
+    .nullable()
+    .default(null)
+    .meta({ description: 'Spoken when the call is answered; empty (null) waits for the caller to speak first. Variables as in systemPrompt.', ...conversational }),
+  language: z.string().min(2).max(16).default('en').meta({ description: 'BCP 47 / ISO 639-1, passed to the recogniser.', ...usedBy('pipeline') }),
+  stt: SttConfigSchema.prefault({}).meta({ description: 'Speech recognition.', ...usedBy('pipeline') }),
+  llm: LlmConfigSchema.prefault({}).meta({ description: 'The language model.', ...usedBy('pipeline') }),
+  tts: TtsConfigSchema.prefault({}).meta({ description: 'The voice.', ...usedBy('pipeline') }),
+  realtime: RealtimeConfigSchema.prefault({}).meta({ description: 'The speech-to-speech model.', ...usedBy('realtime') }),
+  turn: TurnConfigSchema.prefault({}).meta({ description: "Voice activity detection: when the caller's turn starts and ends.", ...conversational }),
+  interruptions: InterruptionsConfigSchema.prefault({}).meta({ description: 'Barge-in: caller speech over the agent.', ...conversational }),
+  idle: IdleConfigSchema.prefault({}).meta({ description: 'What the agent does when nobody speaks.', ...conversational }),
+  maxDurationS: z
+    .number()
+    .int()
+    .min(1)
+    .max(4 * 3600)
+    .default(1800)
+    .meta({ description: 'The call is ended (politely) after this many seconds.', ...conversational }),
+  tools: z.array(ToolConfigSchema).max(32).default([]).meta({ description: 'Functions the model may call: end_call, transfer_call, webhook.', ...conversational }),
+  apologyMessage: z
+    .string()
+    .min(1)
+    .default("Sorry, I'm having trouble answering right now. Could you say that again?")
+    .meta({ description: 'What the caller hears when the language model fails mid-answer.', ...conversational }),
+  maxDurationMessage: z
+    .string()
+    .min(1)
+    .default("We've reached the time limit for this call. Goodbye.")
+    .meta({ description: 'Said when the call reaches maxDurationS.', ...conversational }),
 });
 
 export type AgentConfig = z.output<typeof AgentConfigSchema>;

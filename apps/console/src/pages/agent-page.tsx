@@ -1,0 +1,77 @@
+import { Suspense, useCallback, useEffect, useState } from 'react';
+import { Link, useParams } from 'react-router';
+import { api, messageOf, type AgentDetail } from '../api';
+import { VersionCompare } from '../components/config-diff/version-compare';
+import { ErrorAlert } from '../components/error-alert';
+import { LazyAgentEditor } from '../components/lazy-agent-editor';
+import { canWrite, useSession } from '../session';
+
+/**
+ * One agent: its engine and current config version, editing (admins: a saved change is a new
+ * version) and any two of its config versions side by side.
+ */
+export function AgentPage() {
+  const { id = '' } = useParams();
+  const { session } = useSession();
+  const [agent, setAgent] = useState<AgentDetail>();
+  const [error, setError] = useState<string>();
+  const [editing, setEditing] = useState(false);
+
+  const load = useCallback(async () => {
+    if (!session) return;
+    try {
+      setAgent(await api<AgentDetail>(`/v1/agents/${encodeURIComponent(id)}`, { key: session.key }));
+    } catch (caught) {
+      setError(messageOf(caught));
+    }
+  }, [session, id]);
+
+  useEffect(() => {
+    void load();
+  }, [load]);
+
+  if (!session) return null;
+  return (
+    <section className="agent-page">
+      <p>
+        <Link to="/agents">← Agents</Link>
+      </p>
+      <ErrorAlert message={error} />
+      {agent && (
+        <>
+          <div className="section-head">
+            <h1>{agent.name}</h1>
+            {canWrite(session) && !editing && (
+              <button type="button" className="primary" onClick={() => setEditing(true)}>
+                Edit
+              </button>
+            )}
+          </div>
+          <dl className="facts">
+            <dt>Engine</dt>
+            <dd>{agent.engine}</dd>
+            <dt>Config version</dt>
+            <dd data-testid="agent-version">{agent.version}</dd>
+            <dt>Updated</dt>
+            <dd>{new Date(agent.updatedAt).toLocaleString()}</dd>
+          </dl>
+          {editing && canWrite(session) && (
+            <Suspense fallback={<p className="empty">Loading the form…</p>}>
+              <LazyAgentEditor
+                key={agent.version}
+                apiKey={session.key}
+                agent={agent}
+                onDone={(saved) => {
+                  setEditing(false);
+                  if (saved) setAgent(saved);
+                }}
+              />
+            </Suspense>
+          )}
+          <h2>Config versions</h2>
+          <VersionCompare apiKey={session.key} agentId={agent.id} latest={agent.version} />
+        </>
+      )}
+    </section>
+  );
+}
