@@ -336,4 +336,43 @@ describe('the console in Chromium: first-run link, agents form, read-only key (e
       replyMs = 1500;
     }
   });
+
+  it("runs an agent's scenario suite from its page and shows which scenario failed and why", async () => {
+    expect(adminKey).toMatch(/^sk_live_/);
+    const admin = { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' };
+    const remote = { provider: 'openai', baseUrl: engines.baseUrl };
+    const created = await fetch(`${baseUrl}/v1/agents`, {
+      method: 'POST',
+      headers: admin,
+      body: JSON.stringify({ name: 'Tested desk', engine: 'pipeline', config: { firstMessage: null, stt: { ...remote, model: 'whisper-1' }, llm: { ...remote, model: 'gpt-test' }, tts: { ...remote, model: 'tts-test', voice: 'alloy' } } }),
+    });
+    const { id: agentId } = (await created.json()) as { id: string };
+    const suite = {
+      name: 'opening hours',
+      turnTimeoutMs: 8_000,
+      scenarios: [
+        { name: 'says when it opens', turns: [{ say: 'What time do you open tomorrow?', expect: { replyIncludes: ['nine'] } }] },
+        { name: 'expects the wrong hour', turns: [{ say: 'What time do you open tomorrow?', expect: { replyIncludes: ['ten'] } }] },
+      ],
+    };
+    expect((await fetch(`${baseUrl}/v1/agents/${agentId}/tests`, { method: 'POST', headers: admin, body: JSON.stringify(suite) })).status).toBe(201);
+
+    const page = await browser.newPage();
+    await page.goto(`${baseUrl}/#/sign-in`);
+    await page.getByLabel('API key').fill(adminKey);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByTestId('agents-table').getByRole('link', { name: 'Tested desk' }).click();
+    const tests = page.getByTestId('agent-tests');
+    await tests.getByTestId('suites-table').getByText('opening hours').waitFor();
+    await tests.getByRole('button', { name: 'Run opening hours' }).click();
+    // Two real-time calls, one after the other; the panel re-reads the run until it ends.
+    const finished = tests.locator('details[data-run-status="failed"]');
+    await finished.waitFor({ timeout: 90_000 });
+    await expect(finished.locator('summary').textContent()).resolves.toContain('1 of 2 passed');
+    await finished.getByText('PASS says when it opens').waitFor();
+    await finished.getByText('FAIL expects the wrong hour').waitFor();
+    await finished.getByText('reply does not include "ten" (reply: "We open at nine in the morning.")').waitFor();
+    await screenshot(page, 'agent-tests');
+    await page.close();
+  });
 });

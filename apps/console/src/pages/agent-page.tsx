@@ -1,6 +1,7 @@
 import { Suspense, useCallback, useEffect, useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { api, messageOf, type AgentDetail } from '../api';
+import { AgentTestsPanel } from '../components/agent-tests-panel';
 import { VersionCompare } from '../components/config-diff/version-compare';
 import { ErrorAlert } from '../components/error-alert';
 import { LazyAgentEditor } from '../components/lazy-agent-editor';
@@ -8,7 +9,7 @@ import { canWrite, useSession } from '../session';
 
 /**
  * One agent: its engine and current config version, editing (admins: a saved change is a new
- * version) and any two of its config versions side by side.
+ * version), any two of its config versions side by side, and its scenario tests.
  */
 export function AgentPage() {
   const { id = '' } = useParams();
@@ -70,6 +71,7 @@ export function AgentPage() {
           )}
           <h2>Config versions</h2>
           <VersionCompare apiKey={session.key} agentId={agent.id} latest={agent.version} />
+          <AgentTestsPanel apiKey={session.key} agentId={agent.id} writable={canWrite(session)} />
         </>
       )}
     </section>
