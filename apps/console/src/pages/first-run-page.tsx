@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'react';
 import { useNavigate, useParams } from 'react-router';
-import { api, ApiError, type CurrentKey } from '../api';
+import { api, ApiError, type AgentSummary, type CurrentKey, type Page } from '../api';
 import { useSession } from '../session';
 
 interface ClaimedKey {
@@ -21,6 +21,8 @@ export function FirstRunPage() {
   const [claimed, setClaimed] = useState<ClaimedKey>();
   const [error, setError] = useState<string>();
   const [copied, setCopied] = useState(false);
+  /** The agents the first run made (the echo agent, and a pipeline agent when the server had engines for one). */
+  const [agents, setAgents] = useState<AgentSummary[]>();
   // The link works once: never post it twice (a re-render or a second effect run must not spend it again).
   const posted = useRef(false);
 
@@ -33,6 +35,13 @@ export function FirstRunPage() {
     // Take the token out of the address bar and the history.
     window.history.replaceState(null, '', '#/first-run/used');
   }, [token]);
+
+  useEffect(() => {
+    if (!claimed) return;
+    api<Page<AgentSummary>>('/v1/agents?limit=100', { key: claimed.apiKey })
+      .then((page) => setAgents(page.data))
+      .catch(() => setAgents([]));
+  }, [claimed]);
 
   const enter = async () => {
     if (!claimed) return;
@@ -71,6 +80,26 @@ export function FirstRunPage() {
                 {copied ? 'Copied' : 'Copy'}
               </button>
             </div>
+            {agents && agents.length > 0 && (
+              <div data-testid="first-run-agents">
+                <p>
+                  Ready to talk to from the browser (press <strong>Talk</strong> next to one on the Agents page):{' '}
+                  {agents.map((agent, index) => (
+                    <span key={agent.id}>
+                      {index > 0 && ', '}
+                      <strong>{agent.name}</strong> ({agent.engine === 'echo' ? 'your own voice back' : `a ${agent.engine} agent`})
+                    </span>
+                  ))}
+                  .
+                </p>
+                {!agents.some((agent) => agent.engine === 'pipeline') && (
+                  <p>
+                    For an agent that listens and answers (a <code>pipeline</code> agent), set <code>OPENAI_API_KEY</code> and restart the server: it then makes
+                    one. <code>npm run models -- pull whisper-base.en</code> makes its speech recognition local. The server's log says what is missing.
+                  </p>
+                )}
+              </div>
+            )}
             <button type="button" className="primary" onClick={() => void enter()}>
               I have copied it: open the console
             </button>

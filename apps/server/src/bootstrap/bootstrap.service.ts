@@ -1,20 +1,28 @@
 import { Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '@switchboard/config';
-import { AgentRepository, ApiKeyRepository, PhoneNumberRepository } from '@switchboard/persistence';
+import { AgentRepository, ApiKeyRepository, PhoneNumberRepository, type InputJsonValue } from '@switchboard/persistence';
 import { PinoLogger } from 'nestjs-pino';
+import { AgentConfigValidator } from '../agents-api/agent-config-validation';
 import { ClusterLink } from '../cluster/cluster-link';
 import { FirstRunSignInService } from '../console/first-run-sign-in.service';
+import { InferenceService } from '../inference/inference.service';
 import { BootstrapOrganization, DEFAULT_ORGANIZATION_NAME } from '../twilio-accounts/bootstrap-organization';
+import { planStarterAgent, starterEngineSources, type StarterAgentPlan } from './starter-agents';
 
 export { DEFAULT_ORGANIZATION_NAME };
 export const ECHO_AGENT_NAME = 'Echo (loopback test agent)';
 /** Made on a first run with no agents, so the console has something to talk to at once. */
 export const FIRST_RUN_AGENT_NAME = 'Echo (talk to yourself)';
 
+const AGENT_PAGE = 100;
+
 /**
  * First-run set-up from the environment: the default organization, its admin key from
  * ADMIN_API_KEY (stored hashed) or else a one-time console sign-in link, and optionally an echo
- * agent bound to ECHO_AGENT_NUMBER. Idempotent, so it runs on every start.
+ * agent bound to ECHO_AGENT_NUMBER. Without ADMIN_API_KEY (the console's first-run path) it also
+ * makes a starter pipeline agent once the deployment has engines for one (pulled local models or
+ * OPENAI_API_KEY), at the first start or any later one while the organization has no pipeline agent.
+ * Idempotent, so it runs on every start.
  */
 @Injectable()
 export class BootstrapService implements OnApplicationBootstrap {
@@ -26,6 +34,8 @@ export class BootstrapService implements OnApplicationBootstrap {
     private readonly phoneNumbers: PhoneNumberRepository,
     private readonly firstRun: FirstRunSignInService,
     private readonly cluster: ClusterLink,
+    private readonly inference: InferenceService,
+    private readonly agentConfigs: AgentConfigValidator,
     private readonly logger: PinoLogger,
   ) {
     this.logger.setContext(BootstrapService.name);
@@ -39,9 +49,11 @@ export class BootstrapService implements OnApplicationBootstrap {
       // Only the first worker of a cluster: the others start after it and would each print (and
       // retire) a link of their own.
       const link = await this.firstRun.announce(organization.id);
-      if (link !== undefined && (await this.agents.list({ organizationId: organization.id, limit: 1 })).items.length === 0) {
+      const firstRun = link !== undefined && (await this.agents.list({ organizationId: organization.id, limit: 1 })).items.length === 0;
+      if (firstRun) {
         await this.agents.create({ organizationId: organization.id, name: FIRST_RUN_AGENT_NAME, engine: 'echo', config: {} });
       }
+      await this.ensureStarterAgent(organization.id, firstRun);
     }
     if (!this.config.twilio.authToken) {
       this.logger.warn('TWILIO_AUTH_TOKEN is not set: Twilio routes are off (every Twilio webhook and media socket is refused with 403); the console and the API work');
@@ -54,5 +66,51 @@ export class BootstrapService implements OnApplicationBootstrap {
       }
       this.logger.info({ number: this.config.echoAgentNumber }, 'echo agent answers this number');
     }
+  }
+
+  /**
+   * Makes the starter pipeline agent while the organization has none, and says what happened: on a
+   * first run always (which agents there are to talk to, or how to get a pipeline agent), later only
+   * when an agent was made or none can be yet.
+   */
+  private async ensureStarterAgent(organizationId: string, firstRun: boolean): Promise<void> {
+    const echo = `"${FIRST_RUN_AGENT_NAME}" (your own voice back)`;
+    if (await this.hasPipelineAgent(organizationId)) {
+      if (firstRun) this.logger.info(`first run: in the console, press Talk next to ${echo}`);
+      return;
+    }
+    const plan = await this.starterPlan();
+    if (plan.kind === 'missing') {
+      this.logger.info(firstRun ? `first run: in the console, press Talk next to ${echo}. No pipeline agent yet: ${plan.hint}` : `no pipeline agent yet: ${plan.hint}`);
+      return;
+    }
+    try {
+      const config = await this.agentConfigs.validate(organizationId, plan.config);
+      await this.agents.create({ organizationId, name: plan.name, engine: 'pipeline', config: config as InputJsonValue });
+    } catch (error) {
+      this.logger.warn({ err: error }, `could not create the starter pipeline agent "${plan.name}"`);
+      return;
+    }
+    const made = `"${plan.name}" (a pipeline agent: ${plan.engines})`;
+    this.logger.info(firstRun ? `first run: in the console, press Talk next to ${echo} or ${made}` : `created ${made}: press Talk next to it in the console`);
+  }
+
+  private async starterPlan(): Promise<StarterAgentPlan> {
+    try {
+      return planStarterAgent(starterEngineSources(await this.inference.models.status()));
+    } catch (error) {
+      this.logger.warn({ err: error }, 'could not read the models folder; the starter pipeline agent uses remote engines only');
+      return planStarterAgent(starterEngineSources([]));
+    }
+  }
+
+  private async hasPipelineAgent(organizationId: string): Promise<boolean> {
+    let cursor: string | undefined;
+    do {
+      const page = await this.agents.list({ organizationId, limit: AGENT_PAGE, ...(cursor ? { cursor } : {}) });
+      if (page.items.some((agent) => agent.engine === 'pipeline')) return true;
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor);
+    return false;
   }
 }

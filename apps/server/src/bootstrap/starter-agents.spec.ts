@@ -1,0 +1,61 @@
+import { parseAgentConfig } from '@switchboard/conversation';
+import type { ModelStatus } from '@switchboard/inference/models';
+import { planStarterAgent, STARTER_ASR_PULL_COMMAND, starterEngineSources } from './starter-agents';
+
+const status = (name: string, task: ModelStatus['task'], state: ModelStatus['state'], kind: ModelStatus['kind'] = 'hub'): ModelStatus => ({ name, task, kind, optional: true, state });
+
+describe('the starter pipeline agent made at first run', () => {
+  it('reads installed Whisper models (base before tiny), an installed catalog LLM and the operator key', () => {
+    const statuses = [
+      status('whisper-tiny.en', 'asr', 'installed'),
+      status('whisper-base.en', 'asr', 'installed'),
+      status('moonshine-tiny', 'asr', 'installed'),
+      status('some-llm', 'llm', 'installed'),
+    ];
+    expect(starterEngineSources(statuses, { OPENAI_API_KEY: 'sk-x' })).toEqual({ localAsrModel: 'whisper-base.en', localLlmModel: 'some-llm', openAiKey: true });
+  });
+
+  it('ignores models that are missing, corrupt or outside the catalog, and an empty key', () => {
+    const statuses = [
+      status('whisper-base.en', 'asr', 'corrupt'),
+      status('whisper-tiny.en', 'asr', 'missing'),
+      status('my-llm', 'llm', 'installed', 'local'),
+    ];
+    expect(starterEngineSources(statuses, { OPENAI_API_KEY: ' ' })).toEqual({ openAiKey: false });
+  });
+
+  it('with nothing, makes no agent and says how to get one', () => {
+    const plan = planStarterAgent({ openAiKey: false });
+    expect(plan).toEqual({ kind: 'missing', hint: expect.stringContaining('set OPENAI_API_KEY') });
+    expect(plan.kind === 'missing' && plan.hint).toContain(STARTER_ASR_PULL_COMMAND);
+  });
+
+  it('with local speech recognition only, says an LLM is missing rather than make an agent that cannot answer', () => {
+    const plan = planStarterAgent({ localAsrModel: 'whisper-base.en', openAiKey: false });
+    expect(plan.kind === 'missing' && plan.hint).toMatch(/whisper-base\.en\) is installed, but a pipeline agent also needs an LLM.*OPENAI_API_KEY/);
+  });
+
+  it('with the operator key, makes "Assistant (OpenAI)" on OpenAI\'s own endpoint and a valid config', () => {
+    const plan = planStarterAgent({ openAiKey: true });
+    if (plan.kind !== 'agent') throw new Error('expected an agent');
+    expect(plan.name).toBe('Assistant (OpenAI)');
+    const config = parseAgentConfig(plan.config);
+    expect(config.stt).toMatchObject({ provider: 'openai', model: 'whisper-1', apiKeyEnv: 'OPENAI_API_KEY' });
+    expect(config.stt.baseUrl).toBeUndefined();
+    expect(config.llm).toMatchObject({ provider: 'openai', model: 'gpt-4o-mini', apiKeyEnv: 'OPENAI_API_KEY' });
+    expect(config.tts.provider).toBe('flite');
+  });
+
+  it('prefers local models: local Whisper with the key, and "Assistant (local models)" when an LLM is local too', () => {
+    const mixed = planStarterAgent({ localAsrModel: 'whisper-tiny.en', openAiKey: true });
+    if (mixed.kind !== 'agent') throw new Error('expected an agent');
+    expect(mixed.name).toBe('Assistant (OpenAI)');
+    expect(mixed.engines).toBe('local whisper-tiny.en, OpenAI gpt-4o-mini, the built-in Flite voice');
+    expect(parseAgentConfig(mixed.config).stt).toMatchObject({ provider: 'local', model: 'whisper-tiny.en' });
+
+    const local = planStarterAgent({ localAsrModel: 'whisper-base.en', localLlmModel: 'some-llm', openAiKey: true });
+    if (local.kind !== 'agent') throw new Error('expected an agent');
+    expect(local.name).toBe('Assistant (local models)');
+    expect(parseAgentConfig(local.config).llm).toMatchObject({ provider: 'local', model: 'some-llm' });
+  });
+});

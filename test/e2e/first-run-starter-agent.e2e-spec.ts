@@ -1,0 +1,205 @@
+/**
+ * The first run's agents as a newcomer gets them from the README's two-command start (the server as
+ * its own process, no ADMIN_API_KEY): with no local model and no OPENAI_API_KEY only the echo agent,
+ * and the log says how to get a pipeline agent; once speech recognition is pulled with
+ * `npm run models -- pull` (stand-in Whisper bytes from a local Hub-like server, through the real
+ * command) and OPENAI_API_KEY is set, a starter pipeline agent is made, at a first run or at a later
+ * start while the organization has none, exactly once. Its config is what the API serves, and a
+ * browser call to it is admitted and greets the caller (local Whisper loaded, Flite speaking).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { readdir, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { writeWhisperStandIn } from '@switchboard/inference/stand-in-models';
+import { freeLoopbackPort, HubFileServer, type HubFixtureFile } from '@switchboard/testing';
+import { runModelsCommand } from '../../apps/cli/src/models.command';
+import { createScratchDatabase, type ScratchDatabase } from '../support/database';
+import { ServerFromSource } from '../support/server-from-source';
+import { WebCallClient } from '../support/web-call-client';
+
+jest.setTimeout(300_000);
+
+const LINK_LINE = /first run: open http:\/\/localhost:\d+\/#\/first-run\/([A-Za-z0-9_-]+) to sign in/;
+const WHISPER_REPO = 'onnx-community/whisper-base.en';
+const WHISPER_REVISION = 'fd8ac034a560b217176fae5215ca3fe05c9140f3';
+const OPENAI_API_KEY = 'sk-test-first-run-starter-agent-000000';
+
+interface AgentSummary {
+  id: string;
+  name: string;
+  engine: string;
+}
+
+async function waitFor(condition: () => boolean, timeoutMs: number, what: string, output: () => string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; the server printed:\n${output().slice(-3000)}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** Stand-in Whisper files at the real repository's paths, served the way the Hub serves them. */
+async function whisperOnHub(folder: string): Promise<HubFixtureFile[]> {
+  await writeWhisperStandIn(folder);
+  const files: HubFixtureFile[] = [];
+  for (const entry of await readdir(folder, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile()) continue;
+    const path = relative(folder, join(entry.parentPath, entry.name));
+    files.push({ repo: WHISPER_REPO, revision: WHISPER_REVISION, path, content: await readFile(join(folder, path)), lfs: path.endsWith('.onnx') });
+  }
+  // The catalog lists it; the recogniser does not read it.
+  files.push({ repo: WHISPER_REPO, revision: WHISPER_REVISION, path: 'tokenizer_config.json', content: Buffer.from('{}\n') });
+  return files;
+}
+
+describe('first run: the echo agent, and a pipeline agent once there are engines for one (e2e, the server as its own process)', () => {
+  const scratch: ScratchDatabase[] = [];
+  const folders: string[] = [];
+  let server: ServerFromSource | undefined;
+  let port: number;
+  let baseUrl: string;
+  let emptyModelsDir: string;
+  let modelsDir: string;
+
+  const folder = (label: string) => {
+    const path = mkdtempSync(join(tmpdir(), `switchboard-starter-${label}-`));
+    folders.push(path);
+    return path;
+  };
+  const start = async (database: ScratchDatabase, dataDir: string, env: Record<string, string>) => {
+    server = ServerFromSource.spawn({
+      PORT: String(port),
+      PUBLIC_BASE_URL: '',
+      DATABASE_URL: database.url,
+      DATA_DIR: dataDir,
+      ADMIN_API_KEY: '',
+      TWILIO_AUTH_TOKEN: '',
+      OPENAI_API_KEY: '',
+      WORKERS: '1',
+      LOG_FORMAT: 'json',
+      ...env,
+    });
+    await server.healthy(baseUrl, 150_000);
+    const running = server;
+    // The bootstrap logs before the server listens; the console line comes last of the start-up lines.
+    await waitFor(() => /first run: open|console: http/.test(running.output), 30_000, 'the sign-in line', () => running.output);
+    return running;
+  };
+  const stop = async () => {
+    const child = server?.child;
+    if (!child || child.exitCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    await exited;
+  };
+  const claimKey = async (output: string): Promise<string> => {
+    const token = LINK_LINE.exec(output)?.[1];
+    expect(token).toBeDefined();
+    const response = await fetch(`${baseUrl}/console/first-run`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token }) });
+    expect(response.status).toBe(200);
+    return ((await response.json()) as { apiKey: string }).apiKey;
+  };
+  const api = async (apiKey: string, path: string, method = 'GET', body?: unknown) => {
+    const response = await fetch(`${baseUrl}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${apiKey}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    return { status: response.status, body: (await response.json()) as any };
+  };
+  const agents = async (apiKey: string): Promise<AgentSummary[]> => (await api(apiKey, '/v1/agents?limit=100')).body.data as AgentSummary[];
+
+  beforeAll(async () => {
+    port = await freeLoopbackPort();
+    baseUrl = `http://127.0.0.1:${port}`;
+    emptyModelsDir = folder('no-models');
+    modelsDir = folder('models');
+    // `npm run models -- pull whisper-base.en`, from a Hub-like server with stand-in bytes.
+    const hub = new HubFileServer({ files: await whisperOnHub(join(folder('stand-in'), 'whisper')) });
+    await hub.start();
+    try {
+      const lines: string[] = [];
+      const io = { out: (line: string) => lines.push(line), err: (line: string) => lines.push(line) };
+      const code = await runModelsCommand(['pull', 'whisper-base.en'], { MODELS_DIR: modelsDir, HF_ENDPOINT: hub.url }, io, { retries: 0 });
+      expect({ code, lines }).toMatchObject({ code: 0 });
+    } finally {
+      await hub.stop();
+    }
+  });
+
+  afterAll(async () => {
+    await stop();
+    for (const database of scratch) await database.drop();
+    for (const path of folders) rmSync(path, { recursive: true, force: true });
+  });
+
+  it('without models or a key: only the echo agent, and the log says how to get a pipeline agent; a later start with them makes one, once', async () => {
+    const database = await createScratchDatabase('starter');
+    scratch.push(database);
+    const dataDir = folder('data');
+
+    const first = await start(database, dataDir, { MODELS_DIR: emptyModelsDir });
+    expect(first.output).toMatch(/first run: in the console, press Talk next to \\"Echo \(talk to yourself\)\\" \(your own voice back\)\. No pipeline agent yet: a pipeline agent needs speech recognition and an LLM: set OPENAI_API_KEY/);
+    expect(first.output).toContain('npm run models -- pull whisper-base.en');
+    const apiKey = await claimKey(first.output);
+    expect((await agents(apiKey)).map((agent) => [agent.name, agent.engine])).toEqual([['Echo (talk to yourself)', 'echo']]);
+    await stop();
+
+    // Speech recognition pulled but no LLM: still no pipeline agent, and the log says what is missing.
+    const modelsOnly = await start(database, dataDir, { MODELS_DIR: modelsDir });
+    await waitFor(() => modelsOnly.output.includes('no pipeline agent yet'), 10_000, 'the missing-LLM line', () => modelsOnly.output);
+    expect(modelsOnly.output).toMatch(/no pipeline agent yet: local speech recognition \(whisper-base\.en\) is installed, but a pipeline agent also needs an LLM/);
+    expect((await agents(apiKey)).map((agent) => agent.engine)).toEqual(['echo']);
+    await stop();
+
+    const later = await start(database, dataDir, { MODELS_DIR: modelsDir, OPENAI_API_KEY });
+    await waitFor(() => later.output.includes('created \\"Assistant (OpenAI)\\"'), 10_000, 'the created line', () => later.output);
+    expect(later.output).toContain('created \\"Assistant (OpenAI)\\" (a pipeline agent: local whisper-base.en, OpenAI gpt-4o-mini, the built-in Flite voice): press Talk next to it in the console');
+    expect(later.output).not.toContain(OPENAI_API_KEY);
+    expect((await agents(apiKey)).map((agent) => [agent.name, agent.engine])).toEqual([
+      ['Assistant (OpenAI)', 'pipeline'],
+      ['Echo (talk to yourself)', 'echo'],
+    ]);
+    await stop();
+
+    const again = await start(database, dataDir, { MODELS_DIR: modelsDir, OPENAI_API_KEY });
+    expect(again.output).not.toContain('Assistant (OpenAI)');
+    expect((await agents(apiKey)).filter((agent) => agent.engine === 'pipeline')).toHaveLength(1);
+    await stop();
+  });
+
+  it('with pulled speech recognition and OPENAI_API_KEY: the first run makes the pipeline agent, which the API serves and a browser call reaches', async () => {
+    const database = await createScratchDatabase('starter');
+    scratch.push(database);
+    const running = await start(database, folder('data'), { MODELS_DIR: modelsDir, OPENAI_API_KEY });
+    expect(running.output).toContain(
+      'first run: in the console, press Talk next to \\"Echo (talk to yourself)\\" (your own voice back) or \\"Assistant (OpenAI)\\" (a pipeline agent: local whisper-base.en, OpenAI gpt-4o-mini, the built-in Flite voice)',
+    );
+    const apiKey = await claimKey(running.output);
+    const assistant = (await agents(apiKey)).find((agent) => agent.engine === 'pipeline');
+    expect(assistant?.name).toBe('Assistant (OpenAI)');
+
+    const detail = await api(apiKey, `/v1/agents/${assistant!.id}`);
+    expect(detail.status).toBe(200);
+    expect(detail.body.config).toMatchObject({
+      stt: { provider: 'local', model: 'whisper-base.en' },
+      llm: { provider: 'openai', model: 'gpt-4o-mini', apiKeyEnv: 'OPENAI_API_KEY' },
+      tts: { provider: 'flite' },
+    });
+    // Saving the served config back through the API passes the same checks (it is a valid config).
+    expect((await api(apiKey, `/v1/agents/${assistant!.id}`, 'PATCH', { config: detail.body.config })).status).toBe(200);
+
+    const admitted = await api(apiKey, `/v1/agents/${assistant!.id}/web-calls`, 'POST', {});
+    expect(admitted.status).toBe(201);
+    const client = new WebCallClient(`ws://127.0.0.1:${port}/v1/web-calls`);
+    await client.opened;
+    client.start(admitted.body.callId as string, admitted.body.token as string);
+    await client.waitFor((message) => message.type === 'started', 20_000);
+    // The greeting is spoken before the caller says anything: its audio and its mark arrive.
+    await client.waitFor((message) => message.type === 'mark', 30_000);
+    expect(client.frames.length).toBeGreaterThan(10);
+    client.sendJson({ type: 'hangup' });
+    await client.closed;
+  });
+});
