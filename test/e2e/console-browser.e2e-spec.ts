@@ -107,7 +107,7 @@ describe('the console in Chromium: first-run link, agents form, read-only key (e
     // The first run's agents, and how to get one that converses (this server has no OPENAI_API_KEY).
     const firstRunAgents = (await page.getByTestId('first-run-agents').textContent()) ?? '';
     expect(firstRunAgents).toContain('Echo (talk to yourself)');
-    expect(firstRunAgents).toContain('set OPENAI_API_KEY and restart the server');
+    expect(firstRunAgents).toContain('set OPENAI_API_KEY (or store your key with npm run secrets -- set openai-api-key) and restart the server');
     await screenshot(page, 'first-run');
     await page.getByRole('button', { name: /open the console/ }).click();
     // A first run makes an echo agent, so there is something to talk to at once.

@@ -134,7 +134,7 @@ describe('first run: the echo agent, and a pipeline agent once there are engines
     for (const path of folders) rmSync(path, { recursive: true, force: true });
   });
 
-  it('without models or a key: only the echo agent, and the log says how to get a pipeline agent; a later start with them makes one, once', async () => {
+  it('without models or a key: only the echo agent, and the log says how to get a pipeline agent; a later start with a stored key makes one, once', async () => {
     const database = await createScratchDatabase('starter');
     scratch.push(database);
     const dataDir = folder('data');
@@ -151,16 +151,21 @@ describe('first run: the echo agent, and a pipeline agent once there are engines
     await waitFor(() => modelsOnly.output.includes('no pipeline agent yet'), 10_000, 'the missing-LLM line', () => modelsOnly.output);
     expect(modelsOnly.output).toMatch(/no pipeline agent yet: local speech recognition \(whisper-base\.en\) is installed, but a pipeline agent also needs an LLM/);
     expect((await agents(apiKey)).map((agent) => agent.engine)).toEqual(['echo']);
+    // The newcomer stores their OpenAI key in the organization's vault (as `npm run secrets -- set openai-api-key` does).
+    expect((await api(apiKey, '/v1/secrets', 'POST', { name: 'openai-api-key', value: OPENAI_API_KEY })).status).toBe(201);
     await stop();
 
-    const later = await start(database, dataDir, { MODELS_DIR: modelsDir, OPENAI_API_KEY });
+    const later = await start(database, dataDir, { MODELS_DIR: modelsDir });
     await waitFor(() => later.output.includes('created \\"Assistant (OpenAI)\\"'), 10_000, 'the created line', () => later.output);
     expect(later.output).toContain('created \\"Assistant (OpenAI)\\" (a pipeline agent: local whisper-base.en, OpenAI gpt-4o-mini, the built-in Flite voice): press Talk next to it in the console');
     expect(later.output).not.toContain(OPENAI_API_KEY);
-    expect((await agents(apiKey)).map((agent) => [agent.name, agent.engine])).toEqual([
+    const made = await agents(apiKey);
+    expect(made.map((agent) => [agent.name, agent.engine])).toEqual([
       ['Assistant (OpenAI)', 'pipeline'],
       ['Echo (talk to yourself)', 'echo'],
     ]);
+    // The organization's own key, named from the vault (never the value).
+    expect((await api(apiKey, `/v1/agents/${made[0]!.id}`)).body.config.llm).toMatchObject({ provider: 'openai', apiKeySecret: 'openai-api-key' });
     await stop();
 
     const again = await start(database, dataDir, { MODELS_DIR: modelsDir, OPENAI_API_KEY });

@@ -94,8 +94,8 @@ export function FirstRunPage() {
                 </p>
                 {!agents.some((agent) => agent.engine === 'pipeline') && (
                   <p>
-                    For an agent that listens and answers (a <code>pipeline</code> agent), set <code>OPENAI_API_KEY</code> and restart the server: it then makes
-                    one. <code>npm run models -- pull whisper-base.en</code> makes its speech recognition local. The server's log says what is missing.
+                    For an agent that listens and answers (a <code>pipeline</code> agent), set <code>OPENAI_API_KEY</code> (or store your key with{' '}
+                    <code>npm run secrets -- set openai-api-key</code>) and restart the server: it then makes one. <code>npm run models -- pull whisper-base.en</code> makes its speech recognition local. The server's log says what is missing.
                   </p>
                 )}
               </div>

@@ -7,7 +7,8 @@ import { ClusterLink } from '../cluster/cluster-link';
 import { FirstRunSignInService } from '../console/first-run-sign-in.service';
 import { InferenceService } from '../inference/inference.service';
 import { BootstrapOrganization, DEFAULT_ORGANIZATION_NAME } from '../twilio-accounts/bootstrap-organization';
-import { planStarterAgent, starterEngineSources, type StarterAgentPlan } from './starter-agents';
+import { SecretsService } from '../secrets/secrets.service';
+import { planStarterAgent, STARTER_OPENAI_SECRET_NAME, starterEngineSources, type StarterAgentPlan } from './starter-agents';
 
 export { DEFAULT_ORGANIZATION_NAME };
 export const ECHO_AGENT_NAME = 'Echo (loopback test agent)';
@@ -21,7 +22,8 @@ const AGENT_PAGE = 100;
  * ADMIN_API_KEY (stored hashed) or else a one-time console sign-in link, and optionally an echo
  * agent bound to ECHO_AGENT_NUMBER. Without ADMIN_API_KEY (the console's first-run path) it also
  * makes a starter pipeline agent once the deployment has engines for one (pulled local models or
- * OPENAI_API_KEY), at the first start or any later one while the organization has no pipeline agent.
+ * OPENAI_API_KEY, or an OpenAI key stored in its vault as openai-api-key), at the first start or any later
+ * one while the organization has no pipeline agent.
  * Idempotent, so it runs on every start.
  */
 @Injectable()
@@ -36,6 +38,7 @@ export class BootstrapService implements OnApplicationBootstrap {
     private readonly cluster: ClusterLink,
     private readonly inference: InferenceService,
     private readonly agentConfigs: AgentConfigValidator,
+    private readonly secrets: SecretsService,
     private readonly logger: PinoLogger,
   ) {
     this.logger.setContext(BootstrapService.name);
@@ -79,7 +82,7 @@ export class BootstrapService implements OnApplicationBootstrap {
       if (firstRun) this.logger.info(`first run: in the console, press Talk next to ${echo}`);
       return;
     }
-    const plan = await this.starterPlan();
+    const plan = await this.starterPlan(organizationId);
     if (plan.kind === 'missing') {
       this.logger.info(firstRun ? `first run: in the console, press Talk next to ${echo}. No pipeline agent yet: ${plan.hint}` : `no pipeline agent yet: ${plan.hint}`);
       return;
@@ -95,12 +98,13 @@ export class BootstrapService implements OnApplicationBootstrap {
     this.logger.info(firstRun ? `first run: in the console, press Talk next to ${echo} or ${made}` : `created ${made}: press Talk next to it in the console`);
   }
 
-  private async starterPlan(): Promise<StarterAgentPlan> {
+  private async starterPlan(organizationId: string): Promise<StarterAgentPlan> {
+    const stored = (await this.secrets.existingNames(organizationId, [STARTER_OPENAI_SECRET_NAME])).has(STARTER_OPENAI_SECRET_NAME);
     try {
-      return planStarterAgent(starterEngineSources(await this.inference.models.status()));
+      return planStarterAgent(starterEngineSources(await this.inference.models.status(), process.env, stored));
     } catch (error) {
       this.logger.warn({ err: error }, 'could not read the models folder; the starter pipeline agent uses remote engines only');
-      return planStarterAgent(starterEngineSources([]));
+      return planStarterAgent(starterEngineSources([], process.env, stored));
     }
   }
 

@@ -46,6 +46,18 @@ describe('the starter pipeline agent made at first run', () => {
     expect(config.tts.provider).toBe('flite');
   });
 
+  it('with a key stored in the vault as openai-api-key (and no operator key), names the secret; the operator key wins when both exist', () => {
+    expect(starterEngineSources([], {}, true)).toEqual({ openAiKey: false, storedOpenAiKey: true });
+    const plan = planStarterAgent({ openAiKey: false, storedOpenAiKey: true });
+    if (plan.kind !== 'agent') throw new Error('expected an agent');
+    const config = parseAgentConfig(plan.config);
+    expect(config.stt).toMatchObject({ provider: 'openai', apiKeySecret: 'openai-api-key' });
+    expect(config.llm).toMatchObject({ provider: 'openai', model: 'gpt-4o-mini', apiKeySecret: 'openai-api-key' });
+    expect(config.llm).not.toHaveProperty('apiKeyEnv');
+    const both = planStarterAgent({ openAiKey: true, storedOpenAiKey: true });
+    expect(both.kind === 'agent' && both.config.llm).toMatchObject({ apiKeyEnv: 'OPENAI_API_KEY' });
+  });
+
   it('prefers local models: local Whisper with the key, and "Assistant (local models)" when an LLM is local too', () => {
     const mixed = planStarterAgent({ localAsrModel: 'whisper-tiny.en', openAiKey: true });
     if (mixed.kind !== 'agent') throw new Error('expected an agent');

@@ -13,6 +13,12 @@ export const STARTER_ASR_PULL_COMMAND = `npm run models -- pull ${STARTER_LOCAL_
 export const STARTER_OPENAI_LLM_MODEL = 'gpt-4o-mini';
 export const STARTER_OPENAI_STT_MODEL = 'whisper-1';
 
+/**
+ * The vault secret a newcomer stores their OpenAI key under (`npm run secrets -- set openai-api-key`):
+ * an organization's own key, which the starter agent names like any agent config would.
+ */
+export const STARTER_OPENAI_SECRET_NAME = 'openai-api-key';
+
 export const STARTER_LOCAL_AGENT_NAME = 'Assistant (local models)';
 export const STARTER_OPENAI_AGENT_NAME = 'Assistant (OpenAI)';
 
@@ -24,6 +30,8 @@ export interface StarterEngineSources {
   localLlmModel?: string;
   /** The operator's OPENAI_API_KEY is set (only ever sent to OpenAI's own endpoint). */
   openAiKey: boolean;
+  /** The organization's vault holds an OpenAI key under STARTER_OPENAI_SECRET_NAME. */
+  storedOpenAiKey?: boolean;
 }
 
 export type StarterAgentPlan =
@@ -31,7 +39,7 @@ export type StarterAgentPlan =
   | { kind: 'missing'; hint: string };
 
 /** Reads which engines are available from the model registry's report and the environment. */
-export function starterEngineSources(statuses: readonly ModelStatus[], env: NodeJS.ProcessEnv = process.env): StarterEngineSources {
+export function starterEngineSources(statuses: readonly ModelStatus[], env: NodeJS.ProcessEnv = process.env, storedOpenAiKey = false): StarterEngineSources {
   const installed = (status: ModelStatus) => status.kind === 'hub' && status.state === 'installed';
   const localAsrModel = STARTER_LOCAL_ASR_MODELS.find((name) => statuses.some((status) => status.name === name && installed(status)));
   const localLlmModel = statuses.find((status) => status.task === 'llm' && installed(status))?.name;
@@ -39,6 +47,7 @@ export function starterEngineSources(statuses: readonly ModelStatus[], env: Node
     ...(localAsrModel ? { localAsrModel } : {}),
     ...(localLlmModel ? { localLlmModel } : {}),
     openAiKey: (env['OPENAI_API_KEY'] ?? '').trim().length > 0,
+    ...(storedOpenAiKey ? { storedOpenAiKey } : {}),
   };
 }
 
@@ -47,16 +56,17 @@ export function starterEngineSources(statuses: readonly ModelStatus[], env: Node
  * key; the built-in Flite voice either way), or what is missing and how to get it.
  */
 export function planStarterAgent(sources: StarterEngineSources): StarterAgentPlan {
-  const operatorKey = { apiKeyEnv: 'OPENAI_API_KEY' };
+  // The operator's key first (it needs nothing stored), else the organization's own from the vault.
+  const openAiKey = sources.openAiKey ? { apiKeyEnv: 'OPENAI_API_KEY' } : sources.storedOpenAiKey ? { apiKeySecret: STARTER_OPENAI_SECRET_NAME } : undefined;
   const stt = sources.localAsrModel
     ? { provider: 'local', model: sources.localAsrModel }
-    : sources.openAiKey
-      ? { provider: 'openai', model: STARTER_OPENAI_STT_MODEL, ...operatorKey }
+    : openAiKey
+      ? { provider: 'openai', model: STARTER_OPENAI_STT_MODEL, ...openAiKey }
       : undefined;
   const llm = sources.localLlmModel
     ? { provider: 'local', model: sources.localLlmModel }
-    : sources.openAiKey
-      ? { provider: 'openai', model: STARTER_OPENAI_LLM_MODEL, ...operatorKey, temperature: 0.6 }
+    : openAiKey
+      ? { provider: 'openai', model: STARTER_OPENAI_LLM_MODEL, ...openAiKey, temperature: 0.6 }
       : undefined;
   if (!stt || !llm) return { kind: 'missing', hint: missingHint(sources) };
 
@@ -85,7 +95,7 @@ export function planStarterAgent(sources: StarterEngineSources): StarterAgentPla
 }
 
 function missingHint(sources: StarterEngineSources): string {
-  const key = 'set OPENAI_API_KEY (used with OpenAI\'s own endpoint only) and restart';
+  const key = `set OPENAI_API_KEY (used with OpenAI's own endpoint only), or store your key with \`npm run secrets -- set ${STARTER_OPENAI_SECRET_NAME}\`, and restart`;
   if (sources.localAsrModel) {
     return `local speech recognition (${sources.localAsrModel}) is installed, but a pipeline agent also needs an LLM and no local LLM is installed: ${key}`;
   }
