@@ -10,6 +10,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sineTone } from '@switchboard/audio';
+import { AgentTestRepository } from '@switchboard/persistence';
 import { FakeOpenAiServer, type FakeChatReply, type RecordedRequest } from '@switchboard/testing';
 import { createOtherOrganizationKey, createRepositories, createTestPrisma } from '../support/database';
 import { openApiContract } from '../support/openapi-contract';
@@ -18,6 +19,8 @@ import { eventually, startTestServer, type TestServer } from '../support/test-se
 jest.setTimeout(240_000);
 
 const TRANSFER_TO = '+15550100999';
+
+const organizationIdOf = (response: { body: { organizationId: string } }) => response.body.organizationId;
 
 function lastUserMessage(request: RecordedRequest): string {
   const messages = (request.json as { messages: { role: string; content: string | null }[] }).messages;
@@ -182,6 +185,16 @@ describe('scenario tests for agents (e2e)', () => {
     expect((await server.api(`/v1/agents/${agentId}/tests`, { apiKey: other })).status).toBe(404);
     expect((await server.api(`/v1/agents/${agentId}/tests/${stored.body.id}`, { apiKey: other })).status).toBe(404);
     expect((await server.api(`/v1/agents/${agentId}/tests/run`, { method: 'POST', body: { suiteId: stored.body.id }, apiKey: other })).status).toBe(404);
+    // At most three runs going at once per organization (each holds a call and its audio).
+    const tests = server.app.get(AgentTestRepository);
+    const organizationId = organizationIdOf(await server.api('/v1/api-keys/current'));
+    const suite = (await tests.findSuite(organizationId, agentId, stored.body.id))!;
+    const going = await Promise.all([1, 2, 3].map(() => tests.startRun({ organizationId, agentId, suite, agentConfigVersion: 1, scenarioCount: 2, deadlineAt: new Date(Date.now() + 60_000) })));
+    const refused = await server.api(`/v1/agents/${agentId}/tests/run`, { method: 'POST', body: { suiteId: stored.body.id } });
+    expect(refused.status).toBe(429);
+    expect(refused.body.code).toBe('test_runs_limit');
+    for (const run of going) await tests.finishRun(run.id, { status: 'error', results: [], error: 'test' });
+
     expect((await server.api(`/v1/agents/${agentId}/tests/${stored.body.id}`, { method: 'DELETE' })).status).toBe(204);
     expect((await server.api(`/v1/agents/${agentId}/tests/${stored.body.id}`)).status).toBe(404);
   });

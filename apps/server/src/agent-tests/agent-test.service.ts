@@ -1,4 +1,4 @@
-import { BadRequestException, ConflictException, Injectable, NotFoundException } from '@nestjs/common';
+import { BadRequestException, ConflictException, HttpException, HttpStatus, Injectable, NotFoundException } from '@nestjs/common';
 import { compileToolSchema } from '@switchboard/conversation/tools/tool-schema';
 import { AgentRepository, AgentTestRepository, type AgentTestRunRecord, type AgentTestSuiteRecord, type InputJsonValue } from '@switchboard/persistence';
 import { agentNotFound } from '../agents-api/agent-responses';
@@ -6,6 +6,11 @@ import { AgentTestRunner } from './agent-test-runner';
 import type { ScenarioResult } from './scenario-result';
 import { MAX_WAV_BASE64_CHARS, scenarioSuite, type ScenarioSuite } from './scenario-suite.schema';
 
+/**
+ * Runs an organization may have going at once: each holds a call slot and its callers' audio in
+ * memory, and a tenant must not be able to pile them up.
+ */
+export const MAX_RUNNING_RUNS_PER_ORGANIZATION = 3;
 /** Beyond its turns' own time, what one scenario may take: placing the call, the hang-up, its records. */
 const SCENARIO_OVERHEAD_MS = 30_000;
 /** The longest a turn's audio can be: 500 characters of speech, or the largest WAV allowed. */
@@ -57,6 +62,12 @@ export class AgentTestService {
       throw new ConflictException({ statusCode: 409, error: 'Conflict', code: 'test_suite_outdated', message: 'The stored suite no longer matches the suite schema: store it again.' });
     }
     const suite = parsed.data;
+    if ((await this.tests.countRunning(organizationId)) >= MAX_RUNNING_RUNS_PER_ORGANIZATION) {
+      throw new HttpException(
+        { statusCode: 429, error: 'Too Many Requests', code: 'test_runs_limit', message: `At most ${MAX_RUNNING_RUNS_PER_ORGANIZATION} test runs at once per organization: wait for one to finish.` },
+        HttpStatus.TOO_MANY_REQUESTS,
+      );
+    }
     const run = await this.tests.startRun({ organizationId, agentId, suite: stored, agentConfigVersion: agent.currentVersion, scenarioCount: suite.scenarios.length, deadlineAt: new Date(Date.now() + runBudgetMs(suite)) });
     this.runner.launch(organizationId, run, suite);
     return run;

@@ -51,7 +51,7 @@ export class AgentTestsController {
   @RequireScope('admin')
   @HttpCode(HttpStatus.ACCEPTED)
   @ApiAcceptedResponse({ type: AgentTestRunDto, description: 'The run, started: its scenarios are called one after another; poll GET .../tests/runs/{runId}.' })
-  @ApiErrors(400, 403, 404, 409)
+  @ApiErrors(400, 403, 404, 409, 429)
   async run(
     @Principal() principal: ApiPrincipal,
     @Param('id', new ZodValidationPipe(agentIdParam)) agentId: string,

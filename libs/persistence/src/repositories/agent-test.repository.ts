@@ -100,6 +100,12 @@ export class AgentTestRepository {
     return toRunRecord(row);
   }
 
+  /** How many of the organization's runs are still going (not past their deadline). */
+  async countRunning(organizationId: string, now = new Date()): Promise<number> {
+    if (!isUuid(organizationId)) return 0;
+    return this.prisma.agentTestRun.count({ where: { organizationId, status: 'running', deadlineAt: { gt: now } } });
+  }
+
   /** Stores the results so far (the run goes on). */
   async saveProgress(runId: string, results: InputJsonValue): Promise<void> {
     await this.prisma.agentTestRun.updateMany({ where: { id: runId, status: 'running' }, data: { results } });
