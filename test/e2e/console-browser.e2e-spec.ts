@@ -171,7 +171,7 @@ describe('the console in Chromium: first-run link, agents form, read-only key (e
     const { id: agentId } = (await agentResponse.json()) as { id: string };
     // Its number, bound in the console: a malformed one is refused with the rule, then the right one shows in the row.
     await page.getByRole('link', { name: 'Calls' }).click();
-    await page.getByRole('link', { name: 'Agents' }).click();
+    await page.getByRole('link', { name: 'Agents', exact: true }).click();
     await page.getByRole('button', { name: 'Bind a number to Opening hours' }).click();
     await page.getByLabel('Number for Opening hours').fill('555-1234');
     await page.getByRole('button', { name: 'Save' }).click();

@@ -166,6 +166,8 @@ describe('CallRepository: creation, stream token, stream marks, finalise', () =>
         // Inbound calls have no per-call variables and no answering-machine verdict.
         variables: {},
         answeredBy: null,
+        // Not a scenario test's call.
+        testRunId: null,
       },
     });
     expect(call).toMatchObject({ twilioStreamSid: 'MZ1', streamStartedAt: at });

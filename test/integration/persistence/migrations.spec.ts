@@ -43,6 +43,8 @@ describe('applyMigrations()', () => {
       expect(tables.rows.map((r) => r.table_name)).toEqual([
         '_prisma_migrations',
         'agent_config_versions',
+        'agent_test_runs',
+        'agent_test_suites',
         'agents',
         'api_keys',
         'budget_alerts',
