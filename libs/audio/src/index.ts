@@ -10,7 +10,7 @@ export { StreamingResampler, type ResamplerOptions, type ResamplerQuality, type 
 export { QUALITY_TARGETS, type QualityTargets } from './resampler/resampler-plan';
 export { FrameChunker, type FrameChunkerOptions, type FlushMode, type FrameArray } from './frames/frame-chunker';
 export { concatFloat32, concatPcm16 } from './frames/concat-samples';
-export { readWav, writeWav, type WavAudio, type WavWriteInput, type WavSourceEncoding } from './wav/wav';
+export { readWav, wavHeader, writeWav, WAV_HEADER_BYTES, type WavAudio, type WavWriteInput, type WavSourceEncoding } from './wav/wav';
 export { downmixToMono, monoAtRate, resampleWhole } from './wav/mono-at-rate';
 export { sineTone, type SineToneOptions } from './analysis/tone';
 export { rmsDbfs, toneLevelDbfs, snrDb, bestLagSnr, type BestLagOptions, type BestLagResult } from './analysis/signal-metrics';

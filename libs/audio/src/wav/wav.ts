@@ -117,11 +117,28 @@ function encodingOf(formatTag: number, bitsPerSample: number): WavSourceEncoding
 export function writeWav(audio: WavWriteInput): Uint8Array {
   const { sampleRate, samples } = audio;
   const channelCount = audio.channelCount ?? 1;
-  if (!Number.isInteger(sampleRate) || sampleRate <= 0) throw new AudioError('invalid_sample_rate', `sample rate must be a positive integer, got ${sampleRate}`);
-  if (!Number.isInteger(channelCount) || channelCount <= 0) throw new AudioError('wav_invalid_header', `channel count must be a positive integer, got ${channelCount}`);
   if (samples.length % channelCount !== 0) throw new AudioError('invalid_signal', `${samples.length} samples do not split into ${channelCount} channels`);
   const dataBytes = samples.length * 2;
-  const bytes = new Uint8Array(HEADER_BYTES + dataBytes);
+  const bytes = new Uint8Array(WAV_HEADER_BYTES + dataBytes);
+  bytes.set(wavHeader({ sampleRate, channelCount, dataBytes }));
+  const view = new DataView(bytes.buffer);
+  for (let i = 0; i < samples.length; i++) view.setInt16(WAV_HEADER_BYTES + 2 * i, samples[i]!, true);
+  return bytes;
+}
+
+/** Size of the canonical PCM16 header that wavHeader() writes. */
+export const WAV_HEADER_BYTES = HEADER_BYTES;
+
+/**
+ * The canonical 44-byte PCM16 header for `dataBytes` of interleaved samples. A file written as it
+ * grows (a call recording) starts with a header for 0 bytes and rewrites it once the length is known.
+ */
+export function wavHeader(format: { sampleRate: number; channelCount: number; dataBytes: number }): Uint8Array {
+  const { sampleRate, channelCount, dataBytes } = format;
+  if (!Number.isInteger(sampleRate) || sampleRate <= 0) throw new AudioError('invalid_sample_rate', `sample rate must be a positive integer, got ${sampleRate}`);
+  if (!Number.isInteger(channelCount) || channelCount <= 0) throw new AudioError('wav_invalid_header', `channel count must be a positive integer, got ${channelCount}`);
+  if (!Number.isInteger(dataBytes) || dataBytes < 0 || dataBytes > 0xffffffff - 36) throw new AudioError('wav_invalid_header', `data size must fit a RIFF chunk, got ${dataBytes}`);
+  const bytes = new Uint8Array(HEADER_BYTES);
   const view = new DataView(bytes.buffer);
   writeFourCc(bytes, 0, 'RIFF');
   view.setUint32(4, 36 + dataBytes, true);
@@ -136,7 +153,6 @@ export function writeWav(audio: WavWriteInput): Uint8Array {
   view.setUint16(34, 16, true);
   writeFourCc(bytes, 36, 'data');
   view.setUint32(40, dataBytes, true);
-  for (let i = 0; i < samples.length; i++) view.setInt16(HEADER_BYTES + 2 * i, samples[i]!, true);
   return bytes;
 }
 
