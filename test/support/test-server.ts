@@ -1,4 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { loadAppConfig } from '@switchboard/config';
@@ -42,6 +45,8 @@ export async function startTestServer(env: Record<string, string | undefined> = 
   // server booting with a different ADMIN_API_KEY revokes the previous bootstrap key (by design).
   const adminApiKey = env['ADMIN_API_KEY'] ?? TEST_ADMIN_API_KEY;
   const echoNumber = uniqueE164();
+  // Each server keeps its recordings in a folder of its own, removed when it closes (never the checkout's ./data).
+  const recordingsDir = mkdtempSync(join(tmpdir(), 'switchboard-recordings-'));
   const config = loadAppConfig({
     NODE_ENV: 'test',
     PORT: '0',
@@ -72,6 +77,7 @@ export async function startTestServer(env: Record<string, string | undefined> = 
     // Every e2e server shares one database and a webhook worker claims due deliveries of ANY
     // organization: only the spec that tests delivery (with its own timings) turns it on.
     WEBHOOK_WORKER_ENABLED: 'false',
+    RECORDINGS_DIR: recordingsDir,
     ...env,
   });
   const app = await createServerApp(config, options);
@@ -101,7 +107,10 @@ export async function startTestServer(env: Record<string, string | undefined> = 
       const text = await response.text();
       return { status: response.status, body: text ? JSON.parse(text) : undefined };
     },
-    close: () => app.close(),
+    close: async () => {
+      await app.close();
+      rmSync(recordingsDir, { recursive: true, force: true });
+    },
   };
 }
 

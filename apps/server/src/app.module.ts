@@ -8,6 +8,12 @@ import { APP_FILTER } from '@nestjs/core';
 import { ConfigModule, type AppConfig } from '@switchboard/config';
 import { DatabaseModule } from '@switchboard/persistence';
 import { AgentEngines } from './agents/agent-engines';
+import { CallRecordingService } from './recordings/call-recording.service';
+import { CallRecordingsController } from './recordings/call-recordings.controller';
+import { RecordingLinkSigner } from './recordings/recording-link-signer';
+import { RecordingLinksController } from './recordings/recording-links.controller';
+import { RecordingRetentionSweeper } from './recordings/recording-retention.sweeper';
+import { RecordingStores } from './recordings/recording-stores';
 import { AgentsController } from './agents-api/agents.controller';
 import { ApiKeysController } from './api-keys/api-keys.controller';
 import { ApiKeyGuard } from './auth/api-key.guard';
@@ -84,7 +90,7 @@ export class AppModule {
       ],
       controllers: [WebhookSubscriptionsController, WebhookDeliveriesController, HealthController, MetricsController, CallsController, AgentsController, PhoneNumbersController, ApiKeysController, FirstRunController, WebCallsController, AgentTestsController, TwilioWebhooksController,
         OutboundCallsController, OutboundCallWebhooksController, OrganizationController, OrganizationsController, CostsController, SecretsController,
-        TwilioAccountController],
+        TwilioAccountController, CallRecordingsController, RecordingLinksController],
       providers: [
         MetricsRegistry,
         ClusterLink,
@@ -95,6 +101,10 @@ export class AppModule {
         CallEndService,
         CallEndRetrier,
         CallReconciler,
+        RecordingStores,
+        RecordingLinkSigner,
+        CallRecordingService,
+        RecordingRetentionSweeper,
         secretKeyRingProvider,
         SecretsService,
         BootstrapOrganization,

@@ -1,4 +1,5 @@
 import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
 import { environmentSchema, type Environment } from './environment.schema';
 
 /** The validated, typed configuration every module reads (never `process.env` directly). */
@@ -63,6 +64,14 @@ export interface AppConfig {
   outbound: {
     /** Host names, IPs and CIDRs exempt from the private-address rule. */
     allowedHosts: string[];
+  };
+  recordings: {
+    /** Local recordings and the spool of recordings in progress. */
+    dir: string;
+    /** Undefined: recordings stay on local disk. */
+    s3: { bucket: string; endpoint: string | undefined; region: string; accessKeyId: string | undefined; secretAccessKey: string | undefined; forcePathStyle: boolean; prefix: string } | undefined;
+    /** 0: no retention sweep in this process. */
+    retentionSweepIntervalMs: number;
   };
   redisUrl: string | undefined;
   rateLimit: {
@@ -139,6 +148,22 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     },
     secrets: { encryptionKey: e.SECRETS_ENCRYPTION_KEY, previousKeys: commaList(e.SECRETS_PREVIOUS_KEYS ?? '') },
     outbound: { allowedHosts: commaList(e.OUTBOUND_ALLOWED_HOSTS) },
+    recordings: {
+      dir: e.RECORDINGS_DIR ?? join(e.DATA_DIR, 'recordings'),
+      s3:
+        e.RECORDINGS_S3_BUCKET === undefined
+          ? undefined
+          : {
+              bucket: e.RECORDINGS_S3_BUCKET,
+              endpoint: e.RECORDINGS_S3_ENDPOINT,
+              region: e.RECORDINGS_S3_REGION,
+              accessKeyId: e.RECORDINGS_S3_ACCESS_KEY_ID,
+              secretAccessKey: e.RECORDINGS_S3_SECRET_ACCESS_KEY,
+              forcePathStyle: e.RECORDINGS_S3_FORCE_PATH_STYLE,
+              prefix: e.RECORDINGS_S3_PREFIX,
+            },
+      retentionSweepIntervalMs: e.RECORDINGS_RETENTION_SWEEP_INTERVAL_MS,
+    },
     redisUrl: e.REDIS_URL,
     rateLimit: { requests: e.RATE_LIMIT_REQUESTS, anonymousRequests: e.RATE_LIMIT_ANONYMOUS_REQUESTS, windowMs: e.RATE_LIMIT_WINDOW_MS },
     webhooks: {

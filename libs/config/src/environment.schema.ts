@@ -113,6 +113,25 @@ export const environmentSchema = z
       .enum(['true', 'false'], { message: "must be 'true' or 'false'" })
       .default('true')
       .transform((value) => value === 'true'),
+    /** Where call recordings are kept on local disk (and spooled while a call runs); default DATA_DIR/recordings. */
+    RECORDINGS_DIR: optionalString(z.string().min(1)),
+    /** Set: finished recordings go to this bucket of an S3-compatible store instead of local disk. */
+    RECORDINGS_S3_BUCKET: optionalString(z.string().min(3).max(63)),
+    /** The store's endpoint (MinIO, R2, Ceph...); unset: AWS S3 in RECORDINGS_S3_REGION. */
+    RECORDINGS_S3_ENDPOINT: optionalString(httpUrl),
+    RECORDINGS_S3_REGION: z.string().min(1).default('us-east-1'),
+    /** Unset: the AWS SDK's default credential chain (instance role, AWS_* variables). */
+    RECORDINGS_S3_ACCESS_KEY_ID: optionalString(z.string().min(1)),
+    RECORDINGS_S3_SECRET_ACCESS_KEY: optionalString(z.string().min(1)),
+    /** Path-style URLs (endpoint/bucket/key), which most self-hosted stores need. */
+    RECORDINGS_S3_FORCE_PATH_STYLE: z
+      .enum(['true', 'false'], { message: "must be 'true' or 'false'" })
+      .default('false')
+      .transform((value) => value === 'true'),
+    /** Prepended to every object key, e.g. "switchboard/". */
+    RECORDINGS_S3_PREFIX: z.string().max(200).default(''),
+    /** How often recordings past their organization's retention period are deleted (0: not in this process). */
+    RECORDINGS_RETENTION_SWEEP_INTERVAL_MS: z.coerce.number().int().min(0).max(86_400_000).default(600_000),
     /** Optional seed: bind this E.164 number to a built-in "echo" agent at start-up. */
     ECHO_AGENT_NUMBER: optionalString(
       z.string().regex(/^\+[1-9]\d{6,14}$/, { message: 'must be an E.164 number such as +15551230000' }),
@@ -121,6 +140,9 @@ export const environmentSchema = z
   .superRefine((env, ctx) => {
     // In production, missing Twilio or admin settings would leave the server unusable or open:
     // refuse to start rather than run half-configured.
+    if ((env.RECORDINGS_S3_ACCESS_KEY_ID === undefined) !== (env.RECORDINGS_S3_SECRET_ACCESS_KEY === undefined)) {
+      ctx.addIssue({ code: 'custom', path: ['RECORDINGS_S3_SECRET_ACCESS_KEY'], message: 'set both RECORDINGS_S3_ACCESS_KEY_ID and RECORDINGS_S3_SECRET_ACCESS_KEY, or neither' });
+    }
     if (env.MAX_CONCURRENT_CALLS_PER_ORG > env.MAX_CONCURRENT_CALLS_CAP) {
       ctx.addIssue({ code: 'custom', path: ['MAX_CONCURRENT_CALLS_PER_ORG'], message: 'must not exceed MAX_CONCURRENT_CALLS_CAP' });
     }

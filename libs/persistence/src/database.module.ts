@@ -15,6 +15,7 @@ import { ApiKeyRepository } from './repositories/api-key.repository';
 import { AgentTestRepository } from './repositories/agent-test.repository';
 import { ConsoleSignInRepository } from './repositories/console-sign-in.repository';
 import { CallEventRepository } from './repositories/call-event.repository';
+import { CallRecordingRepository } from './repositories/call-recording.repository';
 import { CallRepository } from './repositories/call.repository';
 import { CallStreamRepository } from './repositories/call-stream.repository';
 import { ConversationRecordRepository } from './repositories/conversation-record.repository';
@@ -50,6 +51,7 @@ const REPOSITORIES = [
   CallRepository,
   CallStreamRepository,
   CallEventRepository,
+  CallRecordingRepository,
   ConversationRecordRepository,
   WebhookSubscriptionRepository,
   WebhookDeliveryRepository,

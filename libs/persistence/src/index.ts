@@ -159,3 +159,5 @@ export { USAGE_GROUPINGS } from './billing/usage-report';
 export type { UsageGrouping, UsageQuery, UsageReport, UsageRow } from './billing/usage-report';
 export { TransactionMisuseError } from './transaction-scope';
 export { DEFAULT_SESSION_BOUNDS, type SessionBounds } from './bounded-pg-adapter';
+export { CallRecordingRepository } from './repositories/call-recording.repository';
+export type { CallRecordingRecord, CallRecordingStatus, ExpiredRecording, NewCallRecording, RecordingStoreKind } from './repositories/call-recording.repository';

@@ -50,6 +50,7 @@ describe('applyMigrations()', () => {
         'budget_alerts',
         'call_costs',
         'call_events',
+        'call_recordings',
         'call_refusals',
         'calls',
         'console_sign_in_links',

@@ -1,8 +1,8 @@
 import type { WebSocket, RawData } from 'ws';
 import type { AgentCallContext, AgentEngine, AgentSession, CallControl, ConversationRecorder } from '@switchboard/conversation';
-import { AgentConfigError, TelephonyAudioInput, TelephonyAudioOutput } from '@switchboard/conversation';
+import { AgentConfigError, TELEPHONY_SAMPLE_RATE, TelephonyAudioInput, TelephonyAudioOutput } from '@switchboard/conversation';
 import type { MeasuredAiUsage, MeasuredCallUsage } from '@switchboard/billing';
-import type { StreamAccount, StreamClaim } from '@switchboard/persistence';
+import type { StreamAccount, StreamCallContext, StreamClaim } from '@switchboard/persistence';
 import {
   hashStreamToken,
   MediaStreamSession,
@@ -20,6 +20,8 @@ import type { PinoLogger } from 'nestjs-pino';
 import type { CallEventBuffer } from './call-event-buffer';
 import { closeCallRecords } from './close-call-records';
 import { HeldCallerInput } from './held-caller-input';
+import type { LiveCallRecording } from '../recordings/live-call-recording';
+import type { RecordingStart } from '../recordings/call-recording.service';
 
 /** Close codes: 1000 normal end, 1008 policy violation (bad token), 1011 server-side failure. */
 const CLOSE_NORMAL = 1000;
@@ -79,6 +81,8 @@ export interface MediaStreamDependencies {
   createRecorder(callId: string, events: CallEventBuffer): ConversationRecorder;
   /** Hang-up and transfer for this call, through the Twilio account it belongs to. */
   createCallControl(call: { twilioCallSid: string | null; twilioAccountSid: string | null }): CallControl;
+  /** Starts the call's recording when its agent config asks for one (undefined: not recorded). */
+  startRecording?(start: RecordingStart): LiveCallRecording | undefined;
   /** The call's AI usage meter (STT, TTS, LLM, realtime tokens, inference time), opened at start, read at the end. */
   usage: { open(callId: string): unknown; close(callId: string): MeasuredAiUsage };
   logger: PinoLogger;
@@ -102,6 +106,7 @@ export class MediaStreamConnection implements MediaStreamHandler {
   private agent: AgentSession | undefined;
   private agentContext: AgentCallContext | undefined;
   private input: TelephonyAudioInput | undefined;
+  private recording: LiveCallRecording | undefined;
   /** What the caller sends while the token is checked, in order, for the agent once it exists. */
   private readonly held: HeldCallerInput;
   private recordedProtocolErrors = 0;
@@ -154,6 +159,7 @@ export class MediaStreamConnection implements MediaStreamHandler {
   onMedia(event: MediaFrameEvent): void {
     this.firstMediaInAtMs ??= performance.now();
     if (this.state === 'active' && this.agent && this.input) {
+      this.recording?.callerMulaw(event.payload);
       this.input.deliver(event.payload, this.agent);
     } else if (this.state === 'authorising' && !this.held.holdFrame(event.payload)) {
       this.endForHeldInputLimit();
@@ -276,8 +282,31 @@ export class MediaStreamConnection implements MediaStreamHandler {
     }
     this.state = 'active';
     this.deps.logger.info({ callId, streamSid: start.streamSid, engine: engine.name }, 'media stream started');
-    const { agent, input } = this;
-    this.held.replay({ frame: (mulaw) => input.deliver(mulaw, agent), digit: (digit) => agent.onDtmf(digit) });
+    this.startRecording(call);
+    const { agent, input, recording } = this;
+    this.held.replay({
+      frame: (mulaw) => {
+        recording?.callerMulaw(mulaw);
+        input.deliver(mulaw, agent);
+      },
+      digit: (digit) => agent.onDtmf(digit),
+    });
+  }
+
+  /** The recording (when the agent's config asks for one) hears the caller from their first frame, and the agent as sent. */
+  private startRecording(call: StreamCallContext): void {
+    if (!this.callId) return;
+    const recording = this.deps.startRecording?.({
+      callId: this.callId,
+      organizationId: call.organizationId,
+      agentConfig: call.agentConfig,
+      callStartedAt: call.startedAt,
+      sampleRate: TELEPHONY_SAMPLE_RATE,
+      originMs: this.firstMediaInAtMs ?? performance.now(),
+    });
+    if (!recording) return;
+    this.recording = recording;
+    this.session.observeOutbound({ frameSent: (frame) => recording.agentMulawSent(frame), cleared: () => recording.agentCleared() });
   }
 
   /**
@@ -351,6 +380,8 @@ export class MediaStreamConnection implements MediaStreamHandler {
     this.state = 'ended';
     this.agent?.close(reason ?? 'refused');
     this.session.markTransportClosed();
+    // What was still queued for the caller's ear now never plays; the file is stored in the background.
+    this.recording?.finish();
     if (this.socket.readyState === this.socket.OPEN || this.socket.readyState === this.socket.CONNECTING) {
       this.socket.close(closeCode);
     }

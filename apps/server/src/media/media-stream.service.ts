@@ -13,6 +13,7 @@ import { CallUsageRegistry } from '../usage/call-usage-registry';
 import { ClusterLink } from '../cluster/cluster-link';
 import { WebAudioInput, WebAudioOutput } from '../web-calls/web-call-audio';
 import { CallRecordBatching } from './record-batching/call-record-batching';
+import { CallRecordingService } from '../recordings/call-recording.service';
 import { CallEventBuffer } from './call-event-buffer';
 import { ConversationRecordBuffer } from './conversation-record-buffer';
 import { MediaStreamConnection } from './media-stream-connection';
@@ -48,6 +49,7 @@ export class MediaStreamService implements OnModuleInit, OnApplicationBootstrap,
     private readonly usage: CallUsageRegistry,
     private readonly cluster: ClusterLink,
     private readonly recordBatching: CallRecordBatching,
+    private readonly recordings: CallRecordingService,
     private readonly logger: PinoLogger,
   ) {
     this.logger.setContext(MediaStreamService.name);
@@ -124,6 +126,7 @@ export class MediaStreamService implements OnModuleInit, OnApplicationBootstrap,
         createEventBuffer: (callId) => new CallEventBuffer(callId, this.recordBatching.callEvents, this.logger),
         createRecorder: (callId, events) => new ConversationRecordBuffer(callId, this.recordBatching.conversationRecords, events, this.logger),
         createCallControl: (call) => this.callControl(call.twilioCallSid, call.twilioAccountSid),
+        startRecording: (start) => this.recordings.begin(start),
         usage: this.usage,
         logger: this.logger,
         onClosed: (closed) => this.connections.delete(closed),
@@ -172,6 +175,8 @@ export class MediaStreamService implements OnModuleInit, OnApplicationBootstrap,
   async onApplicationShutdown(): Promise<void> {
     clearInterval(this.heartbeat);
     await Promise.all([...this.connections, ...this.otherEdges].map((connection) => connection.shutdown()));
+    // The calls' recordings are stored after their calls end: wait for them (the shutdown bound still holds).
+    await this.recordings.drain();
   }
 }
 

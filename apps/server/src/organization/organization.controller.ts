@@ -2,7 +2,7 @@ import { BadRequestException, Body, Controller, Get, Inject, NotFoundException, 
 import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { APP_CONFIG, type AppConfig } from '@switchboard/config';
 import { formatMicros } from '@switchboard/billing';
-import { CostRepository, OrganizationRepository, type OrganizationCallUsage } from '@switchboard/persistence';
+import { CallRecordingRepository, CostRepository, OrganizationRepository, type OrganizationCallUsage } from '@switchboard/persistence';
 import { z } from 'zod';
 import { ApiKeyGuard, type ApiPrincipal } from '../auth/api-key.guard';
 import { Principal } from '../auth/principal.decorator';
@@ -19,8 +19,10 @@ const updateOrganizationBody = z
     monthlyBudgetMicros: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).nullable().optional(),
     /** true: refuse new calls once the month's spend reaches the budget. */
     budgetHardLimit: z.boolean().optional(),
+    /** Days call recordings are kept before they are deleted; null keeps them until deleted through the API. */
+    recordingRetentionDays: z.number().int().min(1).max(3650).nullable().optional(),
   })
-  .refine((body) => Object.keys(body).length > 0, { message: 'Send at least one of maxConcurrentCalls, monthlyBudgetMicros, budgetHardLimit.' });
+  .refine((body) => Object.keys(body).length > 0, { message: 'Send at least one of maxConcurrentCalls, monthlyBudgetMicros, budgetHardLimit, recordingRetentionDays.' });
 class UpdateOrganizationBodyDto extends createApiDto(updateOrganizationBody) {}
 
 const organizationSchema = z.strictObject({
@@ -33,6 +35,7 @@ const organizationSchema = z.strictObject({
   activeCalls: z.number().int(),
   refusedCallsLast24h: z.number().int().describe('Calls refused over the limit in the last 24 hours.'),
   refusedCallsTotal: z.number().int(),
+  recordingRetentionDays: z.number().int().nullable().describe('Days call recordings are kept; null: until deleted through the API.'),
   budget: z.strictObject({
     monthlyBudgetMicros: z.number().int().nullable().describe('Null: no budget.'),
     monthlyBudget: z.string().nullable(),
@@ -44,7 +47,7 @@ const organizationSchema = z.strictObject({
   }),
 });
 class OrganizationDto extends createApiDto(organizationSchema) {}
-type OrganizationView = OrganizationCallUsage & { budget: z.infer<typeof organizationSchema>['budget'] };
+type OrganizationView = OrganizationCallUsage & { recordingRetentionDays: number | null; budget: z.infer<typeof organizationSchema>['budget'] };
 
 /** The API key's own organization: its concurrency limit and monthly budget, and how much of each is in use. */
 @ApiTags('Organization')
@@ -56,6 +59,7 @@ export class OrganizationController {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly organizations: OrganizationRepository,
     private readonly costs: CostRepository,
+    private readonly recordings: CallRecordingRepository,
   ) {}
 
   @Get()
@@ -68,7 +72,7 @@ export class OrganizationController {
   @RequireScope('admin')
   @ApiOkResponse({
     type: OrganizationDto,
-    description: 'Sets the concurrency limit (null: back to the deployment default; 0 refuses every call) and/or the monthly budget and whether it is a hard limit.',
+    description: 'Sets the concurrency limit (null: back to the deployment default; 0 refuses every call), the monthly budget and whether it is a hard limit, and/or how many days call recordings are kept.',
   })
   @ApiErrors(400, 403)
   async update(
@@ -85,17 +89,22 @@ export class OrganizationController {
     if ((budget.monthlyBudgetMicros !== undefined || budget.hardLimit !== undefined) && !(await this.costs.setBudget(organizationId, budget))) {
       throw organizationGone();
     }
+    if (body.recordingRetentionDays !== undefined && !(await this.recordings.setRetentionDays(organizationId, body.recordingRetentionDays))) {
+      throw organizationGone();
+    }
     return this.usage(organizationId);
   }
 
   private async usage(organizationId: string): Promise<OrganizationView> {
-    const [usage, budget] = await Promise.all([
+    const [usage, budget, recordingRetentionDays] = await Promise.all([
       this.organizations.callUsage(organizationId, concurrencyPolicyOf(this.config)),
       this.costs.budgetStatus(organizationId),
+      this.recordings.retentionDays(organizationId),
     ]);
-    if (!usage || !budget) throw organizationGone();
+    if (!usage || !budget || recordingRetentionDays === undefined) throw organizationGone();
     return {
       ...usage,
+      recordingRetentionDays,
       budget: {
         monthlyBudgetMicros: budget.budgetMicros,
         monthlyBudget: budget.budgetMicros === null ? null : formatMicros(budget.budgetMicros),

@@ -11,6 +11,8 @@ import type { CallEndReason, ConnectionCallEnd } from '../media/media-stream-con
 import { WebAudioInput, WebAudioOutput } from './web-call-audio';
 import { parseWebCallMessage, WEB_CALL_AUDIO, WEB_CALL_BYTES_PER_MS, WEB_CALL_CLOSE, type WebCallClientMessage } from './web-call-protocol';
 import { WebCallSession } from './web-call-session';
+import type { LiveCallRecording } from '../recordings/live-call-recording';
+import type { RecordingStart } from '../recordings/call-recording.service';
 
 /** Audio messages and key presses held while the token is claimed: ~10 s of 20 ms messages. */
 const MAX_INPUT_HELD_BEFORE_AUTH = 500;
@@ -30,6 +32,8 @@ export interface WebCallDependencies {
   createEventBuffer(callId: string): CallEventBuffer;
   createRecorder(callId: string, events: CallEventBuffer): ConversationRecorder;
   usage: { open(callId: string): unknown; close(callId: string): MeasuredAiUsage };
+  /** Starts the call's recording when its agent config asks for one. */
+  startRecording?(start: RecordingStart): LiveCallRecording | undefined;
   logger: PinoLogger;
   onClosed(connection: WebCallConnection): void;
 }
@@ -47,6 +51,9 @@ export class WebCallConnection {
   private recorder: ConversationRecorder | undefined;
   private agent: AgentSession | undefined;
   private input: WebAudioInput | undefined;
+  private recording: LiveCallRecording | undefined;
+  /** Monotonic time of the browser's first audio message: the recording's first sample. */
+  private firstAudioAtMs: number | undefined;
   private readonly session: WebCallSession;
   private readonly held = new HeldCallerInput(MAX_INPUT_HELD_BEFORE_AUTH);
   private readonly openedAt = Date.now();
@@ -99,8 +106,11 @@ export class WebCallConnection {
     }
     this.session.counters.audioMessagesIn += 1;
     this.session.counters.audioBytesIn += bytes.length;
+    this.firstAudioAtMs ??= performance.now();
     if (this.state === 'active' && this.agent && this.input) {
-      this.input.deliver(this.samplesOf(bytes), this.agent);
+      const samples = this.samplesOf(bytes);
+      this.recording?.callerPcm(samples);
+      this.input.deliver(samples, this.agent);
     } else if (this.state === 'awaiting_start' || this.state === 'authorising') {
       if (!this.held.holdFrame(bytes)) this.protocolError('held_input_limit', `more than ${MAX_INPUT_HELD_BEFORE_AUTH} messages before the call started; send start first`, true, WEB_CALL_CLOSE.protocolError);
     }
@@ -198,8 +208,24 @@ export class WebCallConnection {
     this.state = 'active';
     this.sendText({ type: 'started', callId, audio: WEB_CALL_AUDIO });
     this.deps.logger.info({ callId, engine: engine.name }, 'web call started');
-    const { agent, input } = this;
-    this.held.replay({ frame: (bytes) => input.deliver(this.samplesOf(bytes), agent), digit: (digit) => agent.onDtmf(digit) });
+    this.recording = this.deps.startRecording?.({
+      callId,
+      organizationId: call.organizationId,
+      agentConfig: call.agentConfig,
+      callStartedAt: call.startedAt,
+      sampleRate: WEB_CALL_AUDIO.sampleRate,
+      originMs: this.firstAudioAtMs ?? performance.now(),
+    });
+    const { agent, input, recording } = this;
+    if (recording) this.session.observeOutbound({ frameSent: (pcm) => recording.agentPcmSent(pcm), cleared: () => recording.agentCleared() });
+    this.held.replay({
+      frame: (bytes) => {
+        const samples = this.samplesOf(bytes);
+        recording?.callerPcm(samples);
+        input.deliver(samples, agent);
+      },
+      digit: (digit) => agent.onDtmf(digit),
+    });
   }
 
   /**
@@ -242,6 +268,7 @@ export class WebCallConnection {
     clearTimeout(this.startTimer);
     this.agent?.close(reason ?? 'refused');
     this.session.close();
+    this.recording?.finish();
     this.held.discard();
     if (reason && this.socket.readyState === this.socket.OPEN) this.sendText({ type: 'ended', reason });
     if (this.socket.readyState === this.socket.OPEN || this.socket.readyState === this.socket.CONNECTING) this.socket.close(closeCode);

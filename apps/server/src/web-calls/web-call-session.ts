@@ -47,6 +47,7 @@ export class WebCallSession implements PcmSink {
   private readonly outbound: OutboundFrames;
   private readonly marks = new OutstandingMarks();
   private open = true;
+  private outboundObserver: { frameSent(pcm16k: Int16Array): void; cleared(): void } | undefined;
 
   constructor(
     private readonly transport: { sendBinary(frame: Uint8Array): void; sendText(text: string): void },
@@ -59,6 +60,7 @@ export class WebCallSession implements PcmSink {
           this.transport.sendBinary(frame);
           this.counters.framesOut += 1;
           this.counters.audioBytesOut += frame.length;
+          if (this.outboundObserver) this.outboundObserver.frameSent(pcmView(frame));
         },
         sendMark: (name, positionBytes) => {
           this.transport.sendText(JSON.stringify({ type: 'mark', name }));
@@ -91,6 +93,12 @@ export class WebCallSession implements PcmSink {
     this.marks.markAllCleared();
     for (const name of neverSent) this.marks.addNeverSent(name);
     this.counters.clearsSent += 1;
+    this.outboundObserver?.cleared();
+  }
+
+  /** From now on `observer` sees every frame sent to the browser and every clear (the call's recording). */
+  observeOutbound(observer: { frameSent(pcm16k: Int16Array): void; cleared(): void } | undefined): void {
+    this.outboundObserver = observer;
   }
 
   /** A mark came back from the browser; null when it was never sent or already echoed. */
@@ -110,4 +118,10 @@ export class WebCallSession implements PcmSink {
     this.open = false;
     this.outbound.discard();
   }
+}
+
+/** A frame's bytes as samples: a view when aligned, else a copy (Int16Array needs an even offset). */
+function pcmView(frame: Uint8Array): Int16Array {
+  if (frame.byteOffset % 2 === 0) return new Int16Array(frame.buffer, frame.byteOffset, frame.byteLength / 2);
+  return new Int16Array(frame.slice().buffer);
 }

@@ -14,6 +14,7 @@ import { CallRecordBatching } from '../media/record-batching/call-record-batchin
 import { CallUsageRegistry } from '../usage/call-usage-registry';
 import { WebCallConnection } from './web-call-connection';
 import { WEB_CALL_PATH } from './web-call-protocol';
+import { CallRecordingService } from '../recordings/call-recording.service';
 
 export type WebCallOutcome =
   | { admitted: true; callId: string; token: string; expiresAt: Date; url: string }
@@ -36,6 +37,7 @@ export class WebCallService {
     private readonly usage: CallUsageRegistry,
     private readonly recordBatching: CallRecordBatching,
     private readonly mediaStreams: MediaStreamService,
+    private readonly recordings: CallRecordingService,
     private readonly logger: PinoLogger,
   ) {
     this.logger.setContext(WebCallService.name);
@@ -74,6 +76,7 @@ export class WebCallService {
       resolveAgent: (engine) => this.engines.resolve(engine),
       createEventBuffer: (callId) => new CallEventBuffer(callId, this.recordBatching.callEvents, this.logger),
       createRecorder: (callId, events) => new ConversationRecordBuffer(callId, this.recordBatching.conversationRecords, events, this.logger),
+      startRecording: (start) => this.recordings.begin(start),
       usage: this.usage,
       logger: this.logger,
       onClosed: () => release(),

@@ -93,6 +93,14 @@ export const IdleConfigSchema = z.strictObject({
   goodbye: z.string().min(1).default("I haven't heard from you, so I'll hang up now. Goodbye."),
 });
 
+export const RecordingConfigSchema = z.strictObject({
+  enabled: z.boolean().default(false).describe('Record the call (GET /v1/calls/{id}/recording): what the caller said and what they heard of the agent.'),
+  channels: z
+    .enum(['dual', 'mono'])
+    .default('dual')
+    .describe("'dual': a stereo WAV with the caller on the left and the agent on the right; 'mono': both mixed into one channel."),
+});
+
 const toolName = z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'must be 1-64 letters, digits, _ or - (the LLM tool-name rule)');
 
 export const EndCallToolSchema = z.strictObject({
@@ -131,9 +139,9 @@ export const ToolConfigSchema = z.discriminatedUnion('type', [EndCallToolSchema,
 
 /**
  * Which engines read a field, as `x-engines` in the config's JSON Schema (GET /v1/agents/config-schema):
- * the console's form shows a field only for the engines that use it. The echo engine reads none.
+ * the console's form shows a field only for the engines that use it. The echo engine reads only `recording`.
  */
-const usedBy = (...engines: Array<'pipeline' | 'realtime'>) => ({ 'x-engines': engines });
+const usedBy = (...engines: Array<'pipeline' | 'realtime' | 'echo'>) => ({ 'x-engines': engines });
 const conversational = usedBy('pipeline', 'realtime');
 
 export const AgentConfigSchema = z.strictObject({
@@ -164,6 +172,7 @@ export const AgentConfigSchema = z.strictObject({
     .default(1800)
     .meta({ description: 'The call is ended (politely) after this many seconds.', ...conversational }),
   tools: z.array(ToolConfigSchema).max(32).default([]).meta({ description: 'Functions the model may call: end_call, transfer_call, webhook.', ...conversational }),
+  recording: RecordingConfigSchema.prefault({}).meta({ description: 'Call recording.', ...usedBy('pipeline', 'realtime', 'echo') }),
   apologyMessage: z
     .string()
     .min(1)
@@ -179,6 +188,7 @@ export const AgentConfigSchema = z.strictObject({
 export type AgentConfig = z.output<typeof AgentConfigSchema>;
 export type AgentConfigInput = z.input<typeof AgentConfigSchema>;
 export type ToolConfig = z.output<typeof ToolConfigSchema>;
+export type RecordingConfig = z.output<typeof RecordingConfigSchema>;
 export type WebhookToolConfig = z.output<typeof WebhookToolSchema>;
 export type TransferCallToolConfig = z.output<typeof TransferCallToolSchema>;
 export type EndCallToolConfig = z.output<typeof EndCallToolSchema>;

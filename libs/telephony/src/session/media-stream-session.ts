@@ -20,6 +20,15 @@ import { OutboundFrames } from './outbound-frames';
 import { OutstandingMarks } from './outstanding-marks';
 import { rawExcerpt } from './raw-excerpt';
 
+/**
+ * Sees the agent's audio as it leaves, in whole frames (padding included), and every clear: what
+ * the caller's playback buffer received and when it was emptied (the call's recording).
+ */
+export interface OutboundAudioObserver {
+  frameSent(frame: Uint8Array): void;
+  cleared(): void;
+}
+
 export interface MediaStreamSessionOptions {
   /** Bytes per outbound media message: a positive multiple of 160 (20 ms). Default 160. */
   outboundFrameBytes?: number;
@@ -87,6 +96,7 @@ export class MediaStreamSession {
   /** Twilio wants outbound media in whole 160-byte frames; the remainder (and marks placed in it) waits for more audio. */
   private readonly outbound: OutboundFrames;
   private readonly stats = zeroCounters();
+  private outboundObserver: OutboundAudioObserver | undefined;
 
   constructor(
     private readonly handler: MediaStreamHandler,
@@ -203,7 +213,13 @@ export class MediaStreamSession {
     for (const name of neverSent) this.marks.addNeverSent(name);
     this.stats.marksNeverSent += neverSent.length;
     this.stats.clearsSent += 1;
+    this.outboundObserver?.cleared();
     return true;
+  }
+
+  /** From now on `observer` sees every outbound frame and clear (one observer; a second replaces the first). */
+  observeOutbound(observer: OutboundAudioObserver | undefined): void {
+    this.outboundObserver = observer;
   }
 
   /** The socket is gone: refuse further sends and ignore late frames. */
@@ -223,6 +239,7 @@ export class MediaStreamSession {
     this.transport.send(buildMediaMessage(this.currentStreamSid as string, frame));
     this.stats.mediaFramesOut += 1;
     this.stats.mediaBytesOut += frame.length;
+    this.outboundObserver?.frameSent(frame);
   }
 
   private sendMarkNow(name: string, positionBytes: number): void {

@@ -20,6 +20,8 @@ export interface CallResult {
   received: Int16Array;
   playedMulaw: Uint8Array;
   receivedMulaw: Uint8Array;
+  /** Every caller frame sent on the media socket, in order (idle silence included). */
+  sentMulaw: Uint8Array;
   /** Mark echoes in the order they were sent back. */
   marksEchoed: MarkEcho[];
   utterances: UtteranceTiming[];
@@ -38,6 +40,7 @@ export interface CallResultParts {
   twiml: ParsedTwiml | null;
   playedMulaw: Uint8Array;
   receivedMulaw: Uint8Array;
+  sentMulaw: Uint8Array;
   marksEchoed: MarkEcho[];
   utterances: UtteranceTiming[];
   protocolErrors: string[];
@@ -57,6 +60,7 @@ export function buildCallResult(parts: CallResultParts): CallResult {
     received: decodeMulaw(parts.receivedMulaw),
     playedMulaw: parts.playedMulaw,
     receivedMulaw: parts.receivedMulaw,
+    sentMulaw: parts.sentMulaw,
     marksEchoed: parts.marksEchoed,
     utterances: parts.utterances,
     protocolErrors: parts.protocolErrors,

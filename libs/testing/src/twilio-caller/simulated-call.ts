@@ -36,6 +36,8 @@ export class SimulatedTwilioCall extends EventEmitter<SimulatedTwilioCallEvents>
   private readonly publicBaseUrl: string;
   private readonly latency = new CallLatencyTracker();
   private readonly received = new ByteRecorder();
+  /** Every caller payload that went out on the socket, in order (what a recording's caller side must equal). */
+  private readonly sent = new ByteRecorder();
   private readonly line: InboundLine;
   private socket: WebSocket | null = null;
   private mediaSocketRequested = false;
@@ -207,6 +209,7 @@ export class SimulatedTwilioCall extends EventEmitter<SimulatedTwilioCallEvents>
       twiml: this.twiml,
       playedMulaw: this.playback?.playedAudio() ?? new Uint8Array(0),
       receivedMulaw: this.received.toUint8Array(),
+      sentMulaw: this.sent.toUint8Array(),
       marksEchoed: [...this.marksEchoed],
       utterances: [...this.utterances],
       protocolErrors: [...this.protocolErrors],
@@ -247,7 +250,9 @@ export class SimulatedTwilioCall extends EventEmitter<SimulatedTwilioCallEvents>
     // Twilio's timestamp is the media time since the stream started (the frame's deadline), not the wall clock.
     const timestampMs = (tick.index + 1) * FRAME_DURATION_MS;
     const message = wire.mediaMessage(this.nextSequenceNumber(), this.streamSid, this.chunk, timestampMs, base64);
-    if (this.sendIfOpen(message)) this.latency.mediaSent(payload.length, tick.deadlineMs + tick.lateMs);
+    if (!this.sendIfOpen(message)) return;
+    this.sent.append(payload);
+    this.latency.mediaSent(payload.length, tick.deadlineMs + tick.lateMs);
   }
 
   /** Key presses from an utterance's schedule; silently dropped once the call is ending. */
