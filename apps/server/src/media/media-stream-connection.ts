@@ -1,7 +1,7 @@
 import type { WebSocket, RawData } from 'ws';
 import type { AgentCallContext, AgentEngine, AgentSession, CallControl, ConversationRecorder } from '@switchboard/conversation';
 import { AgentConfigError, TELEPHONY_SAMPLE_RATE, TelephonyAudioInput, TelephonyAudioOutput } from '@switchboard/conversation';
-import type { MeasuredAiUsage, MeasuredCallUsage } from '@switchboard/billing';
+import type { MeasuredAiUsage } from '@switchboard/billing';
 import type { StreamAccount, StreamCallContext, StreamClaim } from '@switchboard/persistence';
 import {
   hashStreamToken,
@@ -18,10 +18,13 @@ import {
 } from '@switchboard/telephony';
 import type { PinoLogger } from 'nestjs-pino';
 import type { CallEventBuffer } from './call-event-buffer';
+import { agentEndReason, type CallEndReason, type ConnectionCallEnd } from './call-end-reason';
 import { closeCallRecords } from './close-call-records';
 import { HeldCallerInput } from './held-caller-input';
 import type { LiveCallRecording } from '../recordings/live-call-recording';
 import type { RecordingStart } from '../recordings/call-recording.service';
+
+export type { CallEndReason, ConnectionCallEnd } from './call-end-reason';
 
 /** Close codes: 1000 normal end, 1008 policy violation (bad token), 1011 server-side failure. */
 const CLOSE_NORMAL = 1000;
@@ -39,29 +42,8 @@ const MAX_EVENTS_HELD_BEFORE_AUTH = 500;
 /** Protocol errors are recorded on the call up to this count, then only counted (a hostile peer can't flood the log table). */
 const MAX_RECORDED_PROTOCOL_ERRORS = 20;
 
-export type CallEndReason =
-  | 'stream_stopped'
-  | 'connection_lost'
-  | 'server_shutdown'
-  | 'agent_error'
-  | 'protocol_error'
-  /** The agent ended the call: end_call tool, idle timeout, max duration, transfer. */
-  | 'agent_hangup'
-  | 'idle_timeout'
-  | 'max_duration'
-  | 'transferred';
-
 /** G.711 at 8 kHz: one byte per sample, 8 bytes per millisecond. */
 const MULAW_BYTES_PER_MS = 8;
-
-const AGENT_END_REASONS: readonly string[] = ['agent_hangup', 'idle_timeout', 'max_duration', 'transferred', 'agent_error'];
-
-/** How a call ended, as this connection saw it. */
-export interface ConnectionCallEnd {
-  endReason: CallEndReason;
-  endedAt: Date;
-  usage?: MeasuredCallUsage;
-}
 
 /** Why an agent refused to start, for the call's event log (a config error lists its problems). */
 function configFailure(error: unknown): Record<string, unknown> {
@@ -261,8 +243,7 @@ export class MediaStreamConnection implements MediaStreamHandler {
       callControl: this.deps.createCallControl(call),
       endCall: (reason: string) => {
         // Deferred: the agent calls this from inside its own handlers.
-        const known = AGENT_END_REASONS.includes(reason) ? (reason as CallEndReason) : 'agent_hangup';
-        setImmediate(() => void this.end(known, CLOSE_NORMAL));
+        setImmediate(() => void this.end(agentEndReason(reason), CLOSE_NORMAL));
       },
     };
     this.agentContext = context;

@@ -7,7 +7,7 @@ import type { RawData, WebSocket } from 'ws';
 import type { CallEventBuffer } from '../media/call-event-buffer';
 import { closeCallRecords } from '../media/close-call-records';
 import { HeldCallerInput } from '../media/held-caller-input';
-import type { CallEndReason, ConnectionCallEnd } from '../media/media-stream-connection';
+import { agentEndReason, type CallEndReason, type ConnectionCallEnd } from '../media/call-end-reason';
 import { WebAudioInput, WebAudioOutput } from './web-call-audio';
 import { parseWebCallMessage, WEB_CALL_AUDIO, WEB_CALL_BYTES_PER_MS, WEB_CALL_CLOSE, type WebCallClientMessage } from './web-call-protocol';
 import { WebCallSession } from './web-call-session';
@@ -20,8 +20,6 @@ const MAX_INPUT_HELD_BEFORE_AUTH = 500;
 const MAX_PROTOCOL_ERRORS = 20;
 /** The start message must come this soon after the socket opens. */
 const START_TIMEOUT_MS = 10_000;
-
-const AGENT_END_REASONS: readonly string[] = ['agent_hangup', 'idle_timeout', 'max_duration', 'transferred', 'agent_error'];
 
 /** What a web call connection needs from the server; provided by WebCallService. */
 export interface WebCallDependencies {
@@ -191,8 +189,7 @@ export class WebCallConnection {
       recorder: this.recorder,
       callControl: this.callControl(call.testRunId !== null),
       endCall: (reason: string) => {
-        const known = AGENT_END_REASONS.includes(reason) ? (reason as CallEndReason) : 'agent_hangup';
-        setImmediate(() => void this.end(known, WEB_CALL_CLOSE.normal));
+        setImmediate(() => void this.end(agentEndReason(reason), WEB_CALL_CLOSE.normal));
       },
     };
     try {

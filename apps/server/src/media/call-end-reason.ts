@@ -1,0 +1,28 @@
+import type { MeasuredCallUsage } from '@switchboard/billing';
+
+/** Why a call ended, as the connection carrying it saw it (both call edges). */
+export type CallEndReason =
+  | 'stream_stopped'
+  | 'connection_lost'
+  | 'server_shutdown'
+  | 'agent_error'
+  | 'protocol_error'
+  /** The agent ended the call: end_call tool, idle timeout, max duration, transfer. */
+  | 'agent_hangup'
+  | 'idle_timeout'
+  | 'max_duration'
+  | 'transferred';
+
+/** How a call ended, as its connection saw it. */
+export interface ConnectionCallEnd {
+  endReason: CallEndReason;
+  endedAt: Date;
+  usage?: MeasuredCallUsage;
+}
+
+const AGENT_END_REASONS: readonly string[] = ['agent_hangup', 'idle_timeout', 'max_duration', 'transferred', 'agent_error'];
+
+/** The reason an agent gave for ending its call, as a call end reason ('agent_hangup' when it is not one the agent may give). */
+export function agentEndReason(reason: string): CallEndReason {
+  return AGENT_END_REASONS.includes(reason) ? (reason as CallEndReason) : 'agent_hangup';
+}
