@@ -23,6 +23,17 @@ import { ServerFromSource } from '../support/server-from-source';
 
 jest.setTimeout(240_000);
 
+/** What the spec reads of the page's <audio> element (the specs are compiled without the DOM's types). */
+interface AudioElement {
+  readyState: number;
+  duration: number;
+  currentTime: number;
+  currentSrc: string;
+  src: string;
+  error: unknown;
+  addEventListener(type: string, listener: () => void, options: { once: boolean }): void;
+}
+
 const ARTIFACTS = join(__dirname, '..', 'artifacts');
 const LINK_LINE = /first run: open (http:\/\/localhost:\d+\/#\/first-run\/[A-Za-z0-9_-]+) to sign in/;
 const TWILIO_AUTH_TOKEN = '0123456789abcdef0123456789abcdef';
@@ -94,8 +105,12 @@ describe('the console in Chromium: first-run link, agents form, read-only key (e
     expect(link).toBeDefined();
     const page = await browser.newPage();
     const failedRequests: string[] = [];
+    /** The recording's WAV as the page's audio element fetched it (path and query). */
+    const wavResponses: string[] = [];
     page.on('response', (response) => {
       if (response.status() >= 500) failedRequests.push(`${response.status()} ${response.url()}`);
+      const url = new URL(response.url());
+      if (url.pathname.startsWith('/recordings/') && [200, 206].includes(response.status())) wavResponses.push(url.pathname + url.search);
     });
 
     // The link: the key is shown once, and the token left the address bar.
@@ -122,15 +137,18 @@ describe('the console in Chromium: first-run link, agents form, read-only key (e
     await form.getByLabel('Engine').selectOption('pipeline');
     // Only the fields the engine reads: a pipeline agent has no realtime section.
     expect(await form.locator('[data-path="realtime"]').count()).toBe(0);
-    await form.locator('summary', { hasText: 'LLM' }).click();
-    await form.getByLabel('Temperature').fill('3');
+    // The agent's own LLM (the analysis section has an LLM of its own).
+    const llmSection = form.locator('[data-path="llm"]');
+    await llmSection.locator('summary').first().click();
+    const temperature = form.locator('[data-path="llm.temperature"]').getByLabel('Temperature');
+    await temperature.fill('3');
     await form.getByRole('button', { name: 'Create' }).click();
     const temperatureError = form.locator('[data-path="llm.temperature"] .field-errors');
     await temperatureError.waitFor();
     await expect(temperatureError.textContent()).resolves.toMatch(/<=\s*2/);
     await expect(form.getByTestId('config-problems').textContent()).resolves.toContain('One problem is marked at its field');
     await screenshot(page, 'agent-form-error');
-    await form.getByLabel('Temperature').fill('0.4');
+    await temperature.fill('0.4');
     await form.getByRole('button', { name: 'JSON' }).click();
     expect(JSON.parse(await form.getByLabel('Config (JSON)').inputValue())).toMatchObject({ llm: { temperature: 0.4 }, turn: { minSilenceMs: 500 } });
     await form.getByRole('button', { name: 'Form' }).click();
@@ -169,6 +187,15 @@ describe('the console in Chromium: first-run link, agents form, read-only key (e
     });
     expect(agentResponse.status).toBe(201);
     const { id: agentId } = (await agentResponse.json()) as { id: string };
+    // It records its calls: a PATCH with `config` replaces the whole config, so send the stored one with recording on.
+    const stored = (await (await fetch(`${baseUrl}/v1/agents/${agentId}`, { headers: admin })).json()) as { config: Record<string, unknown> };
+    const recordingOn = await fetch(`${baseUrl}/v1/agents/${agentId}`, {
+      method: 'PATCH',
+      headers: admin,
+      body: JSON.stringify({ config: { ...stored.config, recording: { enabled: true, channels: 'dual' } } }),
+    });
+    expect(recordingOn.status).toBe(200);
+    expect(((await recordingOn.json()) as { version: number }).version).toBe(2);
     // Its number, bound in the console: a malformed one is refused with the rule, then the right one shows in the row.
     await page.getByRole('link', { name: 'Calls' }).click();
     await page.getByRole('link', { name: 'Agents', exact: true }).click();
@@ -219,6 +246,64 @@ describe('the console in Chromium: first-run link, agents form, read-only key (e
     await page.getByTestId('cost-ledger').getByText('stt').waitFor({ timeout: 15_000 });
     await expect(page.getByTestId('call-total').textContent()).resolves.toMatch(/^\d+\.\d+ USD$/);
     await screenshot(page, 'call');
+
+    // Its recording plays in the page (from a same-origin /recordings/ link, without an API key),
+    // and the turn being heard is marked in the transcript.
+    const audio = page.getByTestId('recording-audio');
+    await audio.waitFor({ timeout: 35_000 }); // stored within seconds of the call's end; the player asks again every 2 s
+    const metadata = await audio.evaluate(
+      (element: AudioElement) =>
+        new Promise<{ readyState: number; duration: number }>((resolve) => {
+          const done = () => resolve({ readyState: element.readyState, duration: element.duration });
+          if (element.readyState >= 1) done();
+          element.addEventListener('loadedmetadata', done, { once: true });
+          setTimeout(done, 10_000);
+        }),
+    );
+    expect(metadata.readyState).toBeGreaterThanOrEqual(1); // HAVE_METADATA
+    expect(metadata.duration).toBeGreaterThan(1);
+    expect(await audio.evaluate((element: AudioElement) => new URL(element.currentSrc).pathname)).toBe(`/recordings/${callId}.wav`);
+    expect(wavResponses.some((response) => response.startsWith(`/recordings/${callId}.wav?`))).toBe(true);
+    await expect(page.getByTestId('recording-facts').textContent()).resolves.toContain('stereo: caller left, agent right');
+    expect(await page.getByRole('button', { name: 'Delete recording' }).count()).toBe(1);
+    const detail = (await (await fetch(`${baseUrl}/v1/calls/${callId}`, { headers: admin })).json()) as { transcript: Array<{ index: number; role: string; startMs: number; endMs: number }> };
+    const recordingLink = (await (await fetch(`${baseUrl}/v1/calls/${callId}/recording/link`, { headers: admin })).json()) as { recording: { startedOffsetMs: number; durationMs: number } };
+    const { startedOffsetMs } = recordingLink.recording;
+    const answer = detail.transcript.find((turn) => turn.role === 'assistant');
+    const question = detail.transcript.find((turn) => turn.role === 'user');
+    expect(answer && question).toBeTruthy();
+    const inAnswerS = ((answer!.startMs + answer!.endMs) / 2 - startedOffsetMs) / 1000;
+    expect(inAnswerS * 1000).toBeLessThan(recordingLink.recording.durationMs);
+    await audio.evaluate(
+      (element: AudioElement, at: number) =>
+        new Promise<void>((resolve) => {
+          element.addEventListener('seeked', () => resolve(), { once: true });
+          element.currentTime = at;
+        }),
+      inAnswerS,
+    );
+    const heard = page.getByTestId('transcript').locator('li[aria-current="true"]');
+    await heard.and(page.locator(`[data-turn-index="${answer!.index}"]`)).waitFor();
+    await expect(heard.count()).resolves.toBe(1);
+    await expect(heard.textContent()).resolves.toContain('We open at nine in the morning.');
+    await screenshot(page, 'call-recording');
+    // Clicking a turn moves the playhead to its start.
+    await page.getByTestId('transcript').locator(`li[data-turn-index="${question!.index}"]`).click();
+    await page.getByTestId('transcript').locator(`li[data-turn-index="${question!.index}"][aria-current="true"]`).waitFor();
+    const playheadS = await audio.evaluate((element: AudioElement) => element.currentTime);
+    expect(playheadS).toBeCloseTo((question!.startMs - startedOffsetMs) / 1000, 1);
+    // A link that no longer works (an expired one; here an altered one, refused the same way) is replaced by a fresh one when the audio errors.
+    const firstSrc = await audio.evaluate((element: AudioElement) => element.currentSrc);
+    const refused = `/recordings/${callId}.wav?expires=1&signature=${'0'.repeat(64)}`;
+    await audio.evaluate((element: AudioElement, src: string) => (element.src = src), refused);
+    const replacedBy = Date.now() + 10_000;
+    for (;;) {
+      const now = await audio.evaluate((element: AudioElement) => ({ src: element.currentSrc, readyState: element.readyState, failed: element.error !== null }));
+      if (!now.src.endsWith(refused) && now.src !== firstSrc && now.readyState >= 1 && !now.failed) break;
+      if (Date.now() > replacedBy) throw new Error(`the refused link was not replaced: ${JSON.stringify(now)}`);
+      await page.waitForTimeout(200);
+    }
+    expect(await page.getByTestId('recording').getByRole('alert').count()).toBe(0);
 
     // Usage: the month's spend per day and per agent, the budget, and the CSV.
     await page.getByRole('link', { name: 'Usage' }).click();
@@ -274,6 +359,11 @@ describe('the console in Chromium: first-run link, agents form, read-only key (e
     await page.getByRole('link', { name: 'Calls' }).click();
     await page.getByTestId('calls-table').waitFor();
     await screenshot(page, 'read-only-calls');
+    // A call's page: the recording plays, but cannot be deleted.
+    await page.locator(`tr[data-call-id="${callId}"] a`).click();
+    await page.getByTestId('recording-audio').waitFor();
+    await page.getByTestId('recording-facts').waitFor();
+    expect(await page.getByRole('button', { name: 'Delete recording' }).count()).toBe(0);
     expect(failedRequests).toEqual([]);
   });
 

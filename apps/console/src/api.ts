@@ -162,6 +162,30 @@ export interface CallDetail extends CallSummary {
   cost: CallCost;
 }
 
+/** A call's recording (GET /v1/calls/:id/recording/link gives it with a link). */
+export interface CallRecording {
+  callId: string;
+  status: 'recording' | 'available' | 'failed' | 'deleted';
+  /** 'dual': a stereo WAV, the caller on the left and the agent (as the caller heard it) on the right; 'mono': both mixed. */
+  channels: 'dual' | 'mono';
+  sampleRate: number;
+  contentType: string;
+  durationMs: number | null;
+  bytes: number | null;
+  /** Where the file's first sample sits on the call's timeline (ms since startedAt): a turn at startMs plays at startMs - startedOffsetMs in the file. */
+  startedOffsetMs: number;
+  createdAt: string;
+  completedAt: string | null;
+  deletedAt: string | null;
+}
+
+/** A short-lived URL that serves the recording's WAV without an API key (absolute, on PUBLIC_BASE_URL). */
+export interface RecordingLink {
+  url: string;
+  expiresAt: string;
+  recording: CallRecording;
+}
+
 /** What to show of anything a request threw. */
 export function messageOf(caught: unknown): string {
   return caught instanceof Error ? caught.message : String(caught);

@@ -1,19 +1,35 @@
 import { ErrorAlert } from '../components/error-alert';
-import { useEffect, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { Link, useParams } from 'react-router';
-import { api, messageOf, type CallDetail } from '../api';
+import { api, messageOf, type CallDetail, type TranscriptTurn } from '../api';
 import { LatencyWaterfall } from '../components/latency-waterfall';
-import { useSession } from '../session';
+import { RecordingPlayer, type RecordingPlayerHandle } from '../components/recording-player';
+import { canWrite, useSession } from '../session';
 
 /** While the call is live its record grows; the page refreshes this often until it ends and is priced. */
 const LIVE_REFRESH_MS = 2_000;
 
-/** One call: what was said (and heard), tools, the latency of each reply, the event log and what it cost. */
+/** The turn being heard at a moment of the call (ms since its startedAt): of turns that overlap there (a barge-in), the later one. */
+function turnAt(transcript: TranscriptTurn[], callMs: number | null): number | undefined {
+  if (callMs === null) return undefined;
+  let found: number | undefined;
+  for (const turn of transcript) if (turn.startMs <= callMs && callMs < turn.endMs) found = turn.index;
+  return found;
+}
+
+/**
+ * One call: its recording, what was said (and heard), tools, the latency of each reply, the event
+ * log and what it cost. While the recording plays, the turn being heard is marked in the
+ * transcript; clicking a turn moves the recording's playhead to the turn's start.
+ */
 export function CallPage() {
   const { id = '' } = useParams();
   const { session } = useSession();
   const [call, setCall] = useState<CallDetail>();
   const [error, setError] = useState<string>();
+  /** The recording's playhead on the call's timeline (ms since startedAt); null while there is no recording to play. */
+  const [playheadMs, setPlayheadMs] = useState<number | null>(null);
+  const player = useRef<RecordingPlayerHandle>(null);
 
   useEffect(() => {
     if (!session) return;
@@ -38,7 +54,9 @@ export function CallPage() {
   }, [id, session]);
 
   if (error) return <ErrorAlert message={error} />;
-  if (!call) return <p className="empty">Loading…</p>;
+  if (!call || !session) return <p className="empty">Loading…</p>;
+  const seekable = playheadMs !== null;
+  const heardTurn = turnAt(call.transcript, playheadMs);
   return (
     <section className="call-page">
       <p>
@@ -58,15 +76,38 @@ export function CallPage() {
         <dd data-testid="call-total">{call.cost.status === 'priced' ? `${call.cost.total ?? '0'} ${call.cost.currency ?? ''}` : 'pending (priced when the call ends)'}</dd>
       </dl>
 
+      <RecordingPlayer
+        key={call.id}
+        ref={player}
+        apiKey={session.key}
+        callId={call.id}
+        ended={call.endedAt !== null}
+        writable={canWrite(session)}
+        onPlayhead={setPlayheadMs}
+      />
+
       <h2>Transcript</h2>
       {call.transcript.length === 0 ? (
         <p className="empty">Nothing was transcribed.</p>
       ) : (
         <ol className="transcript" data-testid="transcript">
           {call.transcript.map((turn) => (
-            <li key={turn.index} className={turn.role}>
+            <li
+              key={turn.index}
+              data-turn-index={turn.index}
+              className={[turn.role, seekable ? 'seekable' : '', turn.index === heardTurn ? 'heard' : ''].filter(Boolean).join(' ')}
+              aria-current={turn.index === heardTurn ? 'true' : undefined}
+              onClick={seekable ? () => player.current?.seekTo(turn.startMs) : undefined}
+            >
               <span className="role">{turn.role}</span>
-              <span className="at">{(turn.startMs / 1000).toFixed(1)} s</span>
+              {seekable ? (
+                // For the keyboard: its click reaches the row's handler, which moves the playhead to the turn's start.
+                <button type="button" className="at" aria-label={`Jump the recording to ${(turn.startMs / 1000).toFixed(1)} s`}>
+                  ▶ {(turn.startMs / 1000).toFixed(1)} s
+                </button>
+              ) : (
+                <span className="at">{(turn.startMs / 1000).toFixed(1)} s</span>
+              )}
               {turn.interrupted ? (
                 <span>
                   {turn.heardText ?? ''}
