@@ -1,7 +1,9 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { APP_CONFIG, type AppConfig } from '@switchboard/config';
+import { CallRecordingRepository } from '@switchboard/persistence';
 import { Client } from 'pg';
-import { decodeMulaw, readWav, sineTone } from '@switchboard/audio';
+import { decodeMulaw, readWav, sineTone, wavHeader } from '@switchboard/audio';
 import { FakeOpenAiServer, type FakeChatReply, type RecordedRequest } from '@switchboard/testing';
 import { RecordingRetentionSweeper } from '../../apps/server/src/recordings/recording-retention.sweeper';
 import { bindAgent, dialAgent, speechFixture } from '../support/conversation-agents';
@@ -245,15 +247,38 @@ describe('call recordings (e2e)', () => {
     });
   });
 
-  it('a call whose agent does not record has no recording (404)', async () => {
+  it('a call whose agent does not record has no recording (404); a recording a stopped process left in its spool is stored by the next sweep', async () => {
     const { number } = await bindAgent(server, { engine: 'echo', config: {} });
     const { call, callId } = await dialAgent(server, number);
     await call.streamAudio(speechFixture('goodbye'), { trailingSilenceMs: 100 });
     await call.hangup();
-    await eventually(() => server.api(`/v1/calls/${callId}`), (response) => response.body.endReason !== null, 10_000);
+    const ended = await eventually(() => server.api(`/v1/calls/${callId}`), (response) => response.body.endReason !== null, 10_000);
     const response = await server.api(`/v1/calls/${callId}/recording/link`);
     expect(response.status).toBe(404);
     expect(response.body.code).toBe('recording_not_found');
+
+    // As a process that stopped mid-call leaves it: the row says 'recording', the spool file has
+    // the audio written so far behind a header for 0 bytes, and half a sample frame at its end.
+    await server.app.get(CallRecordingRepository).start({
+      callId,
+      organizationId: ended.body.organizationId,
+      store: 'local',
+      objectKey: `${ended.body.organizationId}/${callId}.wav`,
+      contentType: 'audio/wav',
+      channels: 'dual',
+      sampleRate: 8000,
+      startedOffsetMs: 0,
+    });
+    const written = Int16Array.from({ length: 2 * 8000 }, (_, index) => (index * 7) % 2000);
+    const spoolPath = join(server.app.get<AppConfig>(APP_CONFIG).recordings.dir, '.spool', `${callId}.wav`);
+    mkdirSync(dirname(spoolPath), { recursive: true });
+    writeFileSync(spoolPath, Buffer.concat([Buffer.from(wavHeader({ sampleRate: 8000, channelCount: 2, dataBytes: 0 })), Buffer.from(written.buffer), Buffer.from([1, 2])]));
+    expect((await server.api(`/v1/calls/${callId}/recording/link`)).body.code).toBe('recording_in_progress');
+    await server.app.get(RecordingRetentionSweeper).sweep(new Date(Date.now() + 10 * 60_000));
+    const recovered = await server.api(`/v1/calls/${callId}/recording/link`);
+    expect(recovered.body.recording).toMatchObject({ status: 'available', durationMs: 1000, bytes: 44 + written.byteLength });
+    const audio = readWav((await download(server, `/v1/calls/${callId}/recording`)).bytes);
+    expect(sameSamples(audio.samples, written)).toBe(true);
   });
 
   it('records browser calls too: 16 kHz, the caller exactly as sent (mono mix on request)', async () => {

@@ -58,6 +58,31 @@ export class RecordingSpoolFile {
     return { bytes: WAV_HEADER_BYTES + dataBytes };
   }
 
+  /**
+   * Makes a spool file left by a process that stopped mid-call playable: its header still says 0
+   * bytes, so the data size is read off the file (whole sample frames only). Returns the file's
+   * size, or undefined when there is no such file.
+   */
+  static async repairHeader(path: string, format: { sampleRate: number; channelCount: number }): Promise<number | undefined> {
+    let handle: FileHandle;
+    try {
+      handle = await open(path, 'r+');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw error;
+    }
+    try {
+      const { size } = await handle.stat();
+      const frameBytes = 2 * format.channelCount;
+      const dataBytes = Math.max(0, Math.floor((size - WAV_HEADER_BYTES) / frameBytes) * frameBytes);
+      await handle.truncate(WAV_HEADER_BYTES + dataBytes);
+      await handle.write(wavHeader({ ...format, dataBytes }), 0, WAV_HEADER_BYTES, 0);
+      return WAV_HEADER_BYTES + dataBytes;
+    } finally {
+      await handle.close();
+    }
+  }
+
   private async start(): Promise<void> {
     try {
       await mkdir(dirname(this.path), { recursive: true });

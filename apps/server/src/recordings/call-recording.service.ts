@@ -4,12 +4,15 @@ import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '@switchboard/config';
 import { RecordingConfigSchema } from '@switchboard/conversation';
 import { CallRecordingRepository, type CallRecordingRecord } from '@switchboard/persistence';
+import { WAV_HEADER_BYTES } from '@switchboard/audio';
 import { CallAudioRecorder, RecordingSpoolFile, type ByteRange, type RecordingReadStream } from '@switchboard/recordings';
 import { PinoLogger } from 'nestjs-pino';
 import { LiveCallRecording } from './live-call-recording';
 import { RecordingStores } from './recording-stores';
 
 export const RECORDING_CONTENT_TYPE = 'audio/wav';
+/** An interrupted recording whose spool file no process has recovered by then is marked failed. */
+export const RECORDING_RECOVERY_GIVE_UP_MS = 24 * 3600_000;
 
 /** What a call edge knows when its agent starts. */
 export interface RecordingStart {
@@ -37,6 +40,8 @@ export type RecordingRead = { ok: true; recording: CallRecordingRecord; stream: 
 @Injectable()
 export class CallRecordingService {
   private readonly pending = new Set<Promise<void>>();
+  /** Calls whose recording this process is writing or storing (never "recovered" from under it). */
+  private readonly live = new Set<string>();
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -55,7 +60,7 @@ export class CallRecordingService {
     const { channels } = parsed.data;
     const store = this.stores.current;
     const objectKey = `${start.organizationId}/${start.callId}.wav`;
-    const spool = RecordingSpoolFile.create(join(this.config.recordings.dir, '.spool', `${start.callId}.wav`), {
+    const spool = RecordingSpoolFile.create(this.spoolPath(start.callId), {
       sampleRate: start.sampleRate,
       channelCount: channels === 'dual' ? 2 : 1,
     });
@@ -85,8 +90,9 @@ export class CallRecordingService {
         return false;
       },
     );
+    this.live.add(start.callId);
     return new LiveCallRecording(recorder, spool, (finishedSpool, durationMs) =>
-      this.track(this.store(row, started, finishedSpool, durationMs)),
+      this.track(this.store(row, started, finishedSpool, durationMs).finally(() => this.live.delete(start.callId))),
     );
   }
 
@@ -138,6 +144,44 @@ export class CallRecordingService {
       }
     }
     return deleted;
+  }
+
+  /**
+   * Recordings of calls that ended over `graceMs` ago but were never stored: the process carrying
+   * the call stopped first. When the spool file is on this process's disk, its header is repaired
+   * and it is stored (what was written up to the stop, at most a second short); a recording whose
+   * spool no process has recovered within RECORDING_RECOVERY_GIVE_UP_MS is marked failed.
+   */
+  async recoverInterrupted(now: Date, graceMs = 5 * 60_000): Promise<{ recovered: number; failed: number }> {
+    let recovered = 0;
+    let failed = 0;
+    for (const recording of await this.repository.interrupted(new Date(now.getTime() - graceMs), 100)) {
+      if (this.live.has(recording.callId)) continue; // still being stored by this process
+      const format = { sampleRate: recording.sampleRate, channelCount: recording.channels === 'dual' ? 2 : 1 };
+      const path = this.spoolPath(recording.callId);
+      try {
+        const bytes = await RecordingSpoolFile.repairHeader(path, format);
+        if (bytes === undefined) {
+          if (recording.createdAt.getTime() < now.getTime() - RECORDING_RECOVERY_GIVE_UP_MS) {
+            await this.repository.fail(recording.callId, 'the process carrying the call stopped before the recording was stored, and no process had its spool file', now);
+            failed += 1;
+          }
+          continue;
+        }
+        const store = this.stores.forKind(recording.store) ?? this.stores.current;
+        const stored = await store.put(recording.objectKey, path, recording.contentType);
+        const durationMs = Math.round((((stored.bytes - WAV_HEADER_BYTES) / (2 * format.channelCount)) * 1000) / format.sampleRate);
+        if (await this.repository.complete(recording.callId, { bytes: stored.bytes, durationMs }, now)) recovered += 1;
+        this.logger.warn({ callId: recording.callId, bytes: stored.bytes }, 'recording interrupted by a stop recovered from its spool file');
+      } catch (error) {
+        this.logger.warn({ callId: recording.callId, err: error }, 'interrupted recording not recovered; the next sweep tries again');
+      }
+    }
+    return { recovered, failed };
+  }
+
+  private spoolPath(callId: string): string {
+    return join(this.config.recordings.dir, '.spool', `${callId}.wav`);
   }
 
   private unavailability(recording: CallRecordingRecord | null): RecordingUnavailable | undefined {

@@ -4,9 +4,10 @@ import { PinoLogger } from 'nestjs-pino';
 import { CallRecordingService } from './call-recording.service';
 
 /**
- * Deletes recordings past their organization's retention period (PATCH /v1/organization
- * `recordingRetentionDays`) every RECORDINGS_RETENTION_SWEEP_INTERVAL_MS, in batches. Every
- * process may run it: two sweeps that pick the same recording both succeed harmlessly.
+ * Every RECORDINGS_RETENTION_SWEEP_INTERVAL_MS (and once at start-up): deletes recordings past their
+ * organization's retention period (PATCH /v1/organization `recordingRetentionDays`), in batches, and
+ * stores the recordings a stopped process left in its spool folder. Every process runs it: two
+ * sweeps that pick the same recording both succeed harmlessly.
  */
 @Injectable()
 export class RecordingRetentionSweeper implements OnApplicationBootstrap, OnApplicationShutdown {
@@ -24,6 +25,7 @@ export class RecordingRetentionSweeper implements OnApplicationBootstrap, OnAppl
   onApplicationBootstrap(): void {
     const intervalMs = this.config.recordings.retentionSweepIntervalMs;
     if (intervalMs === 0) return;
+    setImmediate(() => void this.sweep());
     this.timer = setInterval(() => void this.sweep(), intervalMs);
     this.timer.unref();
   }
@@ -40,6 +42,7 @@ export class RecordingRetentionSweeper implements OnApplicationBootstrap, OnAppl
           if (deleted === 0) break;
         }
         if (total > 0) this.logger.info({ deleted: total }, 'recordings past their retention period deleted');
+        await this.recordings.recoverInterrupted(now);
       } catch (error) {
         this.logger.warn({ err: error }, 'recording retention sweep failed; the next one tries again');
       }

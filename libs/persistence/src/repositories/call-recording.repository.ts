@@ -131,6 +131,20 @@ export class CallRecordingRepository {
       LIMIT ${limit}`);
   }
 
+  /**
+   * Recordings still marked 'recording' although their call ended before `endedBefore`: the process
+   * that carried the call stopped before storing the file (its spool file may still be on that
+   * process's disk).
+   */
+  async interrupted(endedBefore: Date, limit: number): Promise<CallRecordingRecord[]> {
+    const rows = await this.prisma.callRecording.findMany({
+      where: { status: 'recording', call: { endedAt: { lt: endedBefore } } },
+      orderBy: { createdAt: 'asc' },
+      take: limit,
+    });
+    return rows.map(toRecord);
+  }
+
   async retentionDays(organizationId: string): Promise<number | null | undefined> {
     const row = await this.prisma.organization.findUnique({ where: { id: organizationId }, select: { recordingRetentionDays: true } });
     return row ? row.recordingRetentionDays : undefined;
