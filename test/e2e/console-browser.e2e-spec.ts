@@ -4,9 +4,9 @@
  * console; an agent is created through the form generated from the config's JSON Schema (a bad
  * value is shown at its field first), edited into version 2, and its versions shown side by side;
  * a call placed by the simulated Twilio caller appears in the calls list while it is live and ends
- * there without a reload; its page shows the transcript, the latency waterfall and the cost
- * ledger; a read key sees the same lists without any write control. Screenshots go to
- * test/artifacts/.
+ * there without a reload; its page shows the post-call analysis (re-run by an admin), the
+ * transcript, the latency waterfall and the cost ledger; a read key sees the same lists without
+ * any write control. Screenshots go to test/artifacts/.
  */
 import { execFileSync } from 'node:child_process';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
@@ -15,7 +15,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readWav, sineTone, writeWav } from '@switchboard/audio';
-import { FakeOpenAiServer, freeLoopbackPort, SimulatedTwilioCall } from '@switchboard/testing';
+import { FakeOpenAiServer, freeLoopbackPort, SimulatedTwilioCall, type RecordedRequest } from '@switchboard/testing';
 import type { Browser, Page } from 'playwright-core';
 import { launchChromium } from '../support/chromium';
 import { speechFixture } from '../support/conversation-agents';
@@ -38,6 +38,15 @@ const ARTIFACTS = join(__dirname, '..', 'artifacts');
 const LINK_LINE = /first run: open (http:\/\/localhost:\d+\/#\/first-run\/[A-Za-z0-9_-]+) to sign in/;
 const TWILIO_AUTH_TOKEN = '0123456789abcdef0123456789abcdef';
 const AGENT_NUMBER = '+15551239876';
+/** What the fake LLM answers the post-call analysis, and what each analysis request costs. */
+const ANALYSIS_ANSWER = { summary: 'The caller asked when the store opens.', structuredData: { intent: 'opening_hours' }, success: true, successReason: 'The agent said nine.' };
+const ANALYSIS_USAGE = { promptTokens: 310, completionTokens: 45 };
+
+/** A post-call analysis request (its first message is the analysis instructions), not a turn of a call. */
+function isAnalysis(request: RecordedRequest): boolean {
+  const messages = (request.json as { messages?: Array<{ role: string; content: string | null }> }).messages ?? [];
+  return messages[0]?.role === 'system' && String(messages[0].content).startsWith('You analyse a finished phone call');
+}
 
 describe('the console in Chromium: first-run link, agents form, read-only key (e2e, the built console served by the server)', () => {
   let server: ServerFromSource;
@@ -64,7 +73,8 @@ describe('the console in Chromium: first-run link, agents form, read-only key (e
     dataDir = mkdtempSync(join(tmpdir(), 'switchboard-console-'));
     engines = await FakeOpenAiServer.start({
       transcription: () => ({ text: 'What time do you open tomorrow?' }),
-      chat: () => ({ text: ['We open at nine', ' in the morning.'], usage: { promptTokens: 40, completionTokens: 9 } }),
+      chat: (request) =>
+        isAnalysis(request) ? { text: [JSON.stringify(ANALYSIS_ANSWER)], usage: ANALYSIS_USAGE } : { text: ['We open at nine', ' in the morning.'], usage: { promptTokens: 40, completionTokens: 9 } },
       speech: () => ({ pcm: sineTone({ frequencyHz: 440, sampleRate: 24_000, durationMs: replyMs, amplitudeDbfs: -12 }), chunkBytes: [4801, 1234] }),
     });
     receiver = createServer((request, response) => {
@@ -87,6 +97,9 @@ describe('the console in Chromium: first-run link, agents form, read-only key (e
       OUTBOUND_ALLOWED_HOSTS: '127.0.0.1',
       WORKERS: '1',
       LOG_FORMAT: 'json',
+      // The post-call analysis runs in the server (its default), looking for queued jobs often.
+      ANALYSIS_WORKER_ENABLED: 'true',
+      ANALYSIS_POLL_INTERVAL_MS: '200',
     });
     await server.healthy(`http://127.0.0.1:${port}`, 150_000);
     browser = await launchChromium();
@@ -187,12 +200,18 @@ describe('the console in Chromium: first-run link, agents form, read-only key (e
     });
     expect(agentResponse.status).toBe(201);
     const { id: agentId } = (await agentResponse.json()) as { id: string };
-    // It records its calls: a PATCH with `config` replaces the whole config, so send the stored one with recording on.
+    // It records and analyses its calls: a PATCH with `config` replaces the whole config, so send the stored one with recording and analysis on.
     const stored = (await (await fetch(`${baseUrl}/v1/agents/${agentId}`, { headers: admin })).json()) as { config: Record<string, unknown> };
+    const analysis = {
+      enabled: true,
+      summaryPrompt: 'Say why the caller called.',
+      structuredData: { type: 'object', properties: { intent: { type: 'string' } }, required: ['intent'] },
+      successCriteria: 'The caller learnt the opening hours.',
+    };
     const recordingOn = await fetch(`${baseUrl}/v1/agents/${agentId}`, {
       method: 'PATCH',
       headers: admin,
-      body: JSON.stringify({ config: { ...stored.config, recording: { enabled: true, channels: 'dual' } } }),
+      body: JSON.stringify({ config: { ...stored.config, recording: { enabled: true, channels: 'dual' }, analysis } }),
     });
     expect(recordingOn.status).toBe(200);
     expect(((await recordingOn.json()) as { version: number }).version).toBe(2);
@@ -246,6 +265,16 @@ describe('the console in Chromium: first-run link, agents form, read-only key (e
     await page.getByTestId('cost-ledger').getByText('stt').waitFor({ timeout: 15_000 });
     await expect(page.getByTestId('call-total').textContent()).resolves.toMatch(/^\d+\.\d+ USD$/);
     await screenshot(page, 'call');
+
+    // Its post-call analysis (the fake LLM's answer): the summary, the verdict and the extracted data.
+    const analysisPanel = page.getByTestId('call-analysis');
+    await analysisPanel.getByText(ANALYSIS_ANSWER.summary).waitFor({ timeout: 20_000 }); // the page refreshes every 2 s while it runs
+    await expect(analysisPanel.getByTestId('analysis-verdict').textContent()).resolves.toBe('Success: The agent said nine.');
+    const intentRow = analysisPanel.getByTestId('analysis-data').locator('tr', { hasText: 'intent' });
+    await expect(intentRow.locator('td').allTextContents()).resolves.toEqual(['intent', 'opening_hours']);
+    await expect(analysisPanel.getByTestId('analysis-facts').textContent()).resolves.toMatch(/^gpt-test · 310 input \+ 45 output tokens · completed /);
+    expect(await analysisPanel.getByTestId('analysis-data-errors').count()).toBe(0);
+    await screenshot(page, 'call-analysis');
 
     // Its recording plays in the page (from a same-origin /recordings/ link, without an API key),
     // and the turn being heard is marked in the transcript.
@@ -304,6 +333,13 @@ describe('the console in Chromium: first-run link, agents form, read-only key (e
       await page.waitForTimeout(200);
     }
     expect(await page.getByTestId('recording').getByRole('alert').count()).toBe(0);
+
+    // An admin re-runs the analysis (after a confirmation): the page follows it to its new result, which counts the tokens of both runs.
+    page.once('dialog', (dialog) => void dialog.accept());
+    await analysisPanel.getByRole('button', { name: 'Re-run analysis' }).click();
+    await analysisPanel.getByTestId('analysis-facts').getByText(/620 input \+ 90 output tokens/).waitFor({ timeout: 20_000 });
+    await expect(analysisPanel.getByTestId('analysis-summary').textContent()).resolves.toBe(ANALYSIS_ANSWER.summary);
+    expect(await analysisPanel.getByRole('alert').count()).toBe(0);
 
     // Usage: the month's spend per day and per agent, the budget, and the CSV.
     await page.getByRole('link', { name: 'Usage' }).click();
@@ -364,6 +400,9 @@ describe('the console in Chromium: first-run link, agents form, read-only key (e
     await page.getByTestId('recording-audio').waitFor();
     await page.getByTestId('recording-facts').waitFor();
     expect(await page.getByRole('button', { name: 'Delete recording' }).count()).toBe(0);
+    // ...and its analysis shows, but cannot be re-run.
+    await page.getByTestId('call-analysis').getByText(ANALYSIS_ANSWER.summary).waitFor();
+    expect(await page.getByRole('button', { name: 'Re-run analysis' }).count()).toBe(0);
     expect(failedRequests).toEqual([]);
   });
 

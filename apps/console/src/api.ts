@@ -154,12 +154,43 @@ export interface CallCost {
   lines: CostLine[];
 }
 
+/** A call's post-call analysis (agent config `analysis`), as GET /v1/calls/:id gives it. */
+export interface CallAnalysis {
+  /** 'pending'/'running' until the analysis LLM has answered; 'failed' after its last retry (see error). */
+  status: 'pending' | 'running' | 'completed' | 'failed';
+  summary: string | null;
+  /** The data extracted into the agent's analysis.structuredData schema (as the model gave it when it did not validate). */
+  structuredData: unknown;
+  /** Why structuredData does not match the schema; null when it matches. */
+  structuredDataErrors: string[] | null;
+  /** Whether the call met analysis.successCriteria (null without criteria). */
+  success: boolean | null;
+  successReason: string | null;
+  model: string | null;
+  attempts: number;
+  /** Every run of this analysis, re-runs included. */
+  inputTokens: number;
+  outputTokens: number;
+  /** The last failed attempt's reason. */
+  error: string | null;
+  createdAt: string;
+  completedAt: string | null;
+}
+
+/** POST /v1/calls/:id/analysis: the re-run is queued. */
+export interface AnalysisQueued {
+  callId: string;
+  status: 'pending';
+}
+
 export interface CallDetail extends CallSummary {
   transcript: TranscriptTurn[];
   toolInvocations: ToolInvocation[];
   latency: TurnLatency[];
   events: CallEvent[];
   cost: CallCost;
+  /** Null when the call's agent does not analyse its calls. */
+  analysis: CallAnalysis | null;
 }
 
 /** A call's recording (GET /v1/calls/:id/recording/link gives it with a link). */

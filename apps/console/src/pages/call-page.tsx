@@ -1,13 +1,20 @@
 import { ErrorAlert } from '../components/error-alert';
-import { useEffect, useRef, useState } from 'react';
+import { useCallback, useEffect, useRef, useState } from 'react';
 import { Link, useParams } from 'react-router';
-import { api, messageOf, type CallDetail, type TranscriptTurn } from '../api';
+import { api, messageOf, type CallAnalysis, type CallDetail, type TranscriptTurn } from '../api';
+import { CallAnalysisPanel } from '../components/call-analysis-panel';
 import { LatencyWaterfall } from '../components/latency-waterfall';
 import { RecordingPlayer, type RecordingPlayerHandle } from '../components/recording-player';
 import { canWrite, useSession } from '../session';
 
 /** While the call is live its record grows; the page refreshes this often until it ends and is priced. */
 const LIVE_REFRESH_MS = 2_000;
+/** After the call, while its analysis is queued or running, the page refreshes as often for at most this long; then a Refresh button asks again. */
+const ANALYSIS_REFRESH_LIMIT_MS = 60_000;
+
+function analysing(analysis: CallAnalysis | null): boolean {
+  return analysis !== null && (analysis.status === 'pending' || analysis.status === 'running');
+}
 
 /** The turn being heard at a moment of the call (ms since its startedAt): of turns that overlap there (a barge-in), the later one. */
 function turnAt(transcript: TranscriptTurn[], callMs: number | null): number | undefined {
@@ -30,18 +37,27 @@ export function CallPage() {
   /** The recording's playhead on the call's timeline (ms since startedAt); null while there is no recording to play. */
   const [playheadMs, setPlayheadMs] = useState<number | null>(null);
   const player = useRef<RecordingPlayerHandle>(null);
+  /** Bumped to load the call again now (and refresh it again while its analysis is in progress). */
+  const [reloads, setReloads] = useState(0);
+  /** The page is refreshing the call until its analysis is done (false once it gave up waiting). */
+  const [followingAnalysis, setFollowingAnalysis] = useState(false);
 
   useEffect(() => {
     if (!session) return;
     let stopped = false;
     let timer: ReturnType<typeof setTimeout> | undefined;
+    /** When this load loop first saw the analysis in progress. */
+    let analysisSince: number | undefined;
     const load = async () => {
       try {
         const detail = await api<CallDetail>(`/v1/calls/${encodeURIComponent(id)}`, { key: session.key });
         if (stopped) return;
         setCall(detail);
         setError(undefined);
-        if (detail.endedAt === null || detail.cost.status === 'pending') timer = setTimeout(() => void load(), LIVE_REFRESH_MS);
+        if (analysing(detail.analysis)) analysisSince ??= Date.now();
+        const followAnalysis = analysing(detail.analysis) && Date.now() - (analysisSince ?? 0) < ANALYSIS_REFRESH_LIMIT_MS;
+        setFollowingAnalysis(followAnalysis);
+        if (detail.endedAt === null || detail.cost.status === 'pending' || followAnalysis) timer = setTimeout(() => void load(), LIVE_REFRESH_MS);
       } catch (caught) {
         if (!stopped) setError(messageOf(caught));
       }
@@ -51,7 +67,15 @@ export function CallPage() {
       stopped = true;
       clearTimeout(timer);
     };
-  }, [id, session]);
+  }, [id, session, reloads]);
+
+  const reload = useCallback(() => setReloads((count) => count + 1), []);
+  // A re-run was queued: show it pending at once, then follow it.
+  const analysisQueued = useCallback(() => {
+    setCall((current) => (current?.analysis ? { ...current, analysis: { ...current.analysis, status: 'pending', error: null } } : current));
+    setFollowingAnalysis(true);
+    setReloads((count) => count + 1);
+  }, []);
 
   if (error) return <ErrorAlert message={error} />;
   if (!call || !session) return <p className="empty">Loading…</p>;
@@ -75,6 +99,17 @@ export function CallPage() {
         <dt>Cost</dt>
         <dd data-testid="call-total">{call.cost.status === 'priced' ? `${call.cost.total ?? '0'} ${call.cost.currency ?? ''}` : 'pending (priced when the call ends)'}</dd>
       </dl>
+
+      <CallAnalysisPanel
+        apiKey={session.key}
+        callId={call.id}
+        analysis={call.analysis}
+        ended={call.endedAt !== null && call.cost.status === 'priced'}
+        polling={followingAnalysis}
+        writable={canWrite(session)}
+        onRefresh={reload}
+        onQueued={analysisQueued}
+      />
 
       <RecordingPlayer
         key={call.id}
