@@ -3,10 +3,10 @@ import { dirname, join } from 'node:path';
 import { APP_CONFIG, type AppConfig } from '@switchboard/config';
 import { CallRecordingRepository } from '@switchboard/persistence';
 import { Client } from 'pg';
-import { decodeMulaw, readWav, sineTone, wavHeader } from '@switchboard/audio';
+import { decodeMulaw, readWav, wavHeader } from '@switchboard/audio';
 import { FakeOpenAiServer, type FakeChatReply, type RecordedRequest } from '@switchboard/testing';
 import { RecordingRetentionSweeper } from '../../apps/server/src/recordings/recording-retention.sweeper';
-import { bindAgent, dialAgent, speechFixture } from '../support/conversation-agents';
+import { bindAgent, dialAgent, fakePipelineEngines, lastUserMessage, speechFixture, toneSpeechFor } from '../support/conversation-agents';
 import { testDatabaseUrl } from '../support/database';
 import { storeSecret } from '../support/secrets';
 import { eventually, startTestServer, type TestServer } from '../support/test-server';
@@ -30,14 +30,7 @@ const FAKE_API_KEY = 'sk-fake-recordings';
  */
 const TRANSIT_TOLERANCE_SAMPLES = 3 * 160;
 
-function speechFor(text: string): Int16Array {
-  return sineTone({ frequencyHz: 440, sampleRate: 24_000, durationMs: Math.max(200, text.length * 30), amplitudeDbfs: -12 });
-}
 
-function lastUserMessage(request: RecordedRequest): string {
-  const messages = (request.json as { messages: { role: string; content: string | null }[] }).messages;
-  return [...messages].reverse().find((message) => message.role === 'user')?.content ?? '';
-}
 
 /** The samples of channel `channel` of an interleaved stereo recording. */
 function channelOf(samples: Int16Array, channel: 0 | 1): Int16Array {
@@ -75,18 +68,14 @@ describe('call recordings (e2e)', () => {
   let transcript = 'hello';
   let chat: (request: RecordedRequest) => FakeChatReply = () => ({ text: ['Hello.'] });
 
-  const engines = () => ({
-    stt: { provider: 'openai', model: 'whisper-1', baseUrl: openai.baseUrl, apiKeySecret: API_KEY_SECRET },
-    llm: { provider: 'openai', model: 'gpt-test', baseUrl: openai.baseUrl, apiKeySecret: API_KEY_SECRET },
-    tts: { provider: 'openai', model: 'tts-test', baseUrl: openai.baseUrl, apiKeySecret: API_KEY_SECRET, voice: 'alloy' },
-  });
+  const engines = () => fakePipelineEngines(openai.baseUrl, API_KEY_SECRET);
 
   beforeAll(async () => {
     openai = await FakeOpenAiServer.start({
       apiKey: FAKE_API_KEY,
       transcription: () => ({ text: transcript }),
       chat: (request) => chat(request),
-      speech: (request) => ({ pcm: speechFor(String((request.json as { input: string }).input)), chunkBytes: [1, 161, 1234, 4801] }),
+      speech: (request) => ({ pcm: toneSpeechFor(String((request.json as { input: string }).input)), chunkBytes: [1, 161, 1234, 4801] }),
     });
     server = await startTestServer({ OPERATOR_API_KEY: OPERATOR_KEY, RECORDINGS_RETENTION_SWEEP_INTERVAL_MS: '0' });
     await storeSecret(server, API_KEY_SECRET, FAKE_API_KEY);

@@ -1,6 +1,5 @@
-import { sineTone } from '@switchboard/audio';
 import { FakeOpenAiServer, FakeTwilioRestServer, type FakeChatReply, type RecordedRequest } from '@switchboard/testing';
-import { bindAgent, dialAgent, framesReceived, speechFixture } from '../support/conversation-agents';
+import { bindAgent, dialAgent, fakePipelineEngines, framesReceived, lastUserMessage, speechFixture, toneSpeechFor } from '../support/conversation-agents';
 import { FakeBusinessEndpoint } from '@switchboard/conversation/tools/business-endpoint.test-support';
 import { storeSecret, storeSigningSecret } from '../support/secrets';
 import { toolSignatureIsValid } from '../support/tool-signature';
@@ -22,15 +21,7 @@ const TOOL_SECRET_NAME = 'pipeline-agent-lookup-signing';
 const API_KEY_SECRET = 'pipeline-agent-openai-key';
 const FAKE_API_KEY = 'sk-fake-e2e';
 
-/** Agent speech: 30 ms of tone per character at 24 kHz, so longer text plays longer and a cut is measurable. */
-function speechFor(text: string): Int16Array {
-  return sineTone({ frequencyHz: 440, sampleRate: 24_000, durationMs: Math.max(200, text.length * 30), amplitudeDbfs: -12 });
-}
 
-function lastUserMessage(request: RecordedRequest): string {
-  const messages = (request.json as { messages: { role: string; content: string | null }[] }).messages;
-  return [...messages].reverse().find((message) => message.role === 'user')?.content ?? '';
-}
 
 function chatMessages(request: RecordedRequest): { role: string; content: string | null; tool_calls?: unknown[] }[] {
   return (request.json as { messages: { role: string; content: string | null }[] }).messages;
@@ -47,11 +38,7 @@ describe('pipeline agent over a simulated Twilio call (e2e)', () => {
   let transcript = 'hello';
   let chat: (request: RecordedRequest) => FakeChatReply = () => ({ text: ['Hello.'] });
 
-  const engines = () => ({
-    stt: { provider: 'openai', model: 'whisper-1', baseUrl: openai.baseUrl, apiKeySecret: API_KEY_SECRET },
-    llm: { provider: 'openai', model: 'gpt-test', baseUrl: openai.baseUrl, apiKeySecret: API_KEY_SECRET },
-    tts: { provider: 'openai', model: 'tts-test', baseUrl: openai.baseUrl, apiKeySecret: API_KEY_SECRET, voice: 'alloy' },
-  });
+  const engines = () => fakePipelineEngines(openai.baseUrl, API_KEY_SECRET);
 
   beforeAll(async () => {
     openai = await FakeOpenAiServer.start({
@@ -59,7 +46,7 @@ describe('pipeline agent over a simulated Twilio call (e2e)', () => {
       transcription: () => ({ text: transcript }),
       chat: (request) => chat(request),
       // The TTS streams its PCM in chunks of awkward sizes (odd byte counts split samples): the call still gets it whole.
-      speech: (request) => ({ pcm: speechFor(String((request.json as { input: string }).input)), chunkBytes: [1, 161, 1234, 4801] }),
+      speech: (request) => ({ pcm: toneSpeechFor(String((request.json as { input: string }).input)), chunkBytes: [1, 161, 1234, 4801] }),
     });
     twilioRest = await FakeTwilioRestServer.start({ acceptUnknownCalls: true });
     business = await FakeBusinessEndpoint.start();

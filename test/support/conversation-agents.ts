@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AgentRepository, OrganizationRepository, PhoneNumberRepository } from '@switchboard/persistence';
-import { SimulatedTwilioCall } from '@switchboard/testing';
+import { sineTone } from '@switchboard/audio';
+import { SimulatedTwilioCall, type RecordedRequest } from '@switchboard/testing';
 import { DEFAULT_ORGANIZATION_NAME } from '../../apps/server/src/bootstrap/bootstrap.service';
 import { uniqueE164 } from './database';
 import type { TestServer } from './test-server';
@@ -66,4 +67,24 @@ export async function dialAgent(
 /** Counts the agent audio frames the caller has received so far. */
 export function framesReceived(call: SimulatedTwilioCall): number {
   return call.result().latency.framesReceived;
+}
+
+/** A pipeline agent's speech, recognition and LLM on one fake OpenAI-compatible server, keyed by the vault secret `apiKeySecret`. */
+export function fakePipelineEngines(baseUrl: string, apiKeySecret: string) {
+  return {
+    stt: { provider: 'openai', model: 'whisper-1', baseUrl, apiKeySecret },
+    llm: { provider: 'openai', model: 'gpt-test', baseUrl, apiKeySecret },
+    tts: { provider: 'openai', model: 'tts-test', baseUrl, apiKeySecret, voice: 'alloy' },
+  };
+}
+
+/** Fake agent speech: 30 ms of tone per character at 24 kHz, so longer text plays longer and a cut is measurable. */
+export function toneSpeechFor(text: string): Int16Array {
+  return sineTone({ frequencyHz: 440, sampleRate: 24_000, durationMs: Math.max(200, text.length * 30), amplitudeDbfs: -12 });
+}
+
+/** The last thing the caller said, as a chat request to the fake LLM carries it. */
+export function lastUserMessage(request: RecordedRequest): string {
+  const messages = (request.json as { messages: { role: string; content: string | null }[] }).messages;
+  return [...messages].reverse().find((message) => message.role === 'user')?.content ?? '';
 }
