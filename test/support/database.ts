@@ -7,6 +7,7 @@ import { startEmbeddedPostgres } from '../../libs/persistence/src/embedded-postg
 import { PrismaService } from '../../libs/persistence/src/prisma.service';
 import { AgentRepository } from '../../libs/persistence/src/repositories/agent.repository';
 import { ApiKeyRepository } from '../../libs/persistence/src/repositories/api-key.repository';
+import { CallAnalysisRepository } from '../../libs/persistence/src/repositories/call-analysis.repository';
 import { CallEventRepository } from '../../libs/persistence/src/repositories/call-event.repository';
 import { CallRepository, type CreateInboundCallInput } from '../../libs/persistence/src/repositories/call.repository';
 import { CallStreamRepository } from '../../libs/persistence/src/repositories/call-stream.repository';

@@ -38,10 +38,13 @@ export interface CallMeters {
   /** Inference time attributed to this call (its share of each batch). */
   gpuMicroseconds: number;
   cpuMicroseconds: number;
+  /** Post-call analysis (every run of it, re-runs included): tokens of the analysing LLM. */
+  analysisInputTokens: number;
+  analysisOutputTokens: number;
 }
 
-/** What the media path measures on a call: the meters that do not come from the call row. */
-export type MeasuredCallUsage = Omit<CallMeters, 'direction' | 'engine' | 'measuredConnectedSeconds' | 'twilioBilledMinutes'>;
+/** What the media path measures on a call: the meters that do not come from the call row (nor from its analysis, after it). */
+export type MeasuredCallUsage = Omit<CallMeters, 'direction' | 'engine' | 'measuredConnectedSeconds' | 'twilioBilledMinutes' | 'analysisInputTokens' | 'analysisOutputTokens'>;
 
 /** The part of it the engines report (speech, tokens, inference time), as opposed to the stream's own counters. */
 export type MeasuredAiUsage = Omit<MeasuredCallUsage, 'streamMs' | 'callerAudioMs' | 'agentAudioSentMs' | 'agentAudioHeardMs'>;
@@ -72,7 +75,7 @@ export const NO_MEASURED_USAGE: Readonly<MeasuredCallUsage> = Object.freeze({
 });
 
 export function emptyCallMeters(direction: CallMeters['direction'], engine: string): CallMeters {
-  return { direction, engine, measuredConnectedSeconds: 0, twilioBilledMinutes: null, ...NO_MEASURED_USAGE };
+  return { direction, engine, measuredConnectedSeconds: 0, twilioBilledMinutes: null, ...NO_MEASURED_USAGE, analysisInputTokens: 0, analysisOutputTokens: 0 };
 }
 
 const count = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
@@ -101,6 +104,9 @@ export const callMetersSchema = z.strictObject({
   realtimeAudioOutputTokens: count,
   gpuMicroseconds: count,
   cpuMicroseconds: count,
+  // Meters stored before post-call analysis existed have none.
+  analysisInputTokens: count.default(0),
+  analysisOutputTokens: count.default(0),
 } satisfies Record<keyof CallMeters, z.ZodType>) satisfies z.ZodType<CallMeters>;
 
 /**

@@ -73,6 +73,8 @@ describe('priceCall: determinism and validation', () => {
     realtimeAudioOutputTokens: 4_000,
     gpuMicroseconds: 2_000_000,
     cpuMicroseconds: 500_000,
+    analysisInputTokens: 1_800,
+    analysisOutputTokens: 240,
   };
   const allPriced = { ...DEFAULT_PRICES, ...HOSTED_SPEECH_TO_SPEECH_PER_MINUTE, ttsPerAudioMinute: 1_000, platformFeePerMinute: 10, marginPerMinute: 5 };
 
@@ -86,7 +88,7 @@ describe('priceCall: determinism and validation', () => {
     expect(COST_COMPONENTS).toEqual([
       ...['telephony', 'media_streams', 'stt', 'tts_characters', 'tts_audio', 'llm_input', 'llm_cached_input', 'llm_output'],
       ...['realtime_text_input', 'realtime_audio_input', 'realtime_cached_input', 'realtime_text_output', 'realtime_audio_output'],
-      ...['realtime_audio_input_minutes', 'realtime_audio_output_minutes', 'gpu', 'cpu', 'platform_fee', 'margin'],
+      ...['realtime_audio_input_minutes', 'realtime_audio_output_minutes', 'gpu', 'cpu', 'analysis_input', 'analysis_output', 'platform_fee', 'margin'],
     ]);
   });
 

@@ -20,6 +20,8 @@ export type CostComponent =
   | 'realtime_audio_output_minutes'
   | 'gpu'
   | 'cpu'
+  | 'analysis_input'
+  | 'analysis_output'
   | 'platform_fee'
   | 'margin';
 
@@ -123,6 +125,9 @@ const RULES: Record<CostComponent, ComponentRule> = {
   },
   gpu: { ...SECOND, quantity: (m) => m.gpuMicroseconds, priceField: () => 'gpuPerSecond' },
   cpu: { ...SECOND, quantity: (m) => m.cpuMicroseconds, priceField: () => 'cpuPerSecond' },
+  // Post-call analysis is an LLM request like the agent's own, at the catalog's LLM token prices.
+  analysis_input: { ...MILLION_TOKENS, quantity: (m) => m.analysisInputTokens, priceField: () => 'llmInputPerMillionTokens' },
+  analysis_output: { ...MILLION_TOKENS, quantity: (m) => m.analysisOutputTokens, priceField: () => 'llmOutputPerMillionTokens' },
   platform_fee: { ...WHOLE_MINUTE, quantity: servedMinutes, priceField: () => 'platformFeePerMinute', onlyWhenPriced: true },
   margin: { ...WHOLE_MINUTE, quantity: servedMinutes, priceField: () => 'marginPerMinute', onlyWhenPriced: true },
 };

@@ -1,5 +1,6 @@
 import { callMetersSchema, NO_MEASURED_USAGE, priceCall, type MeasuredCallUsage, type PriceCatalogPrices } from '../../../libs/billing/src';
 import { CostFixtures, LONG_AGO, secondsAfter } from '../../support/cost-fixtures';
+import { CostLedger } from '../../../libs/persistence/src/billing/cost-ledger';
 import { createTestPrisma, TEST_ACCOUNT_SID, uniqueCallSid, uniqueE164 } from '../../support/database';
 
 /** The operator's prices for an organization (what its calls are billed with), in µ$ (prices left out are 0). */
@@ -90,7 +91,7 @@ describe('Cost ledger: pricing a call as it ends, catalog versions, Twilio corre
       await expect(fx.repos.calls.findById(callId)).resolves.toMatchObject({ endReason: 'caller_hangup', endedAt: secondsAfter(startedAt, 61) });
       const cost = await fx.callCostRow(callId);
       expect(cost).toMatchObject({ organizationId, agentId, callStartedAt: startedAt, catalogId: catalog.id, currency: 'USD', totalMicros: BigInt(CHARGED_TOTAL), correctedAt: null });
-      expect(cost!.meters).toEqual({ ...USAGE, direction: 'inbound', engine: 'echo', measuredConnectedSeconds: 61, twilioBilledMinutes: null });
+      expect(cost!.meters).toEqual({ ...USAGE, direction: 'inbound', engine: 'echo', measuredConnectedSeconds: 61, twilioBilledMinutes: null, analysisInputTokens: 0, analysisOutputTokens: 0 });
       await expect(fx.chargedByComponent(callId)).resolves.toEqual(CHARGED);
       const lines = await fx.ledger(callId);
       expect(lines).toHaveLength(9);
@@ -149,6 +150,29 @@ describe('Cost ledger: pricing a call as it ends, catalog versions, Twilio corre
       }
       expect(net).toEqual(CHARGED);
       expect((await fx.callCostRow(callId))!.totalMicros).toBe(BigInt(CHARGED_TOTAL));
+    });
+
+    it("charges a post-call analysis's tokens as analysis correction lines at the LLM token prices, again for each re-run", async () => {
+      const { organizationId, agentId } = await pricedOrganization();
+      const { callId } = await fx.endedCall({ organizationId, agentId, startedAt: new Date('2031-01-18T10:00:00.000Z'), seconds: 61, usage: USAGE });
+      const before = (await fx.callCostRow(callId))!.totalMicros;
+      const ledger = new CostLedger(fx.repos.outbox);
+      await fx.prisma.$transaction((tx) => ledger.chargeAnalysis(tx, callId, { inputTokens: 2_000, outputTokens: 300 }));
+      await fx.prisma.$transaction((tx) => ledger.chargeAnalysis(tx, callId, { inputTokens: 1_000, outputTokens: 100 }));
+
+      const analysis = (await fx.ledger(callId)).filter((line) => line.component.startsWith('analysis_'));
+      expect(analysis).toEqual([
+        // 2 000 x 150 000 / 1M = 300; 300 x 600 000 / 1M = 180
+        expect.objectContaining({ component: 'analysis_input', kind: 'correction', reason: 'analysis', quantity: 2_000, unit: 'token', amountMicros: 300 }),
+        expect.objectContaining({ component: 'analysis_output', kind: 'correction', reason: 'analysis', quantity: 300, amountMicros: 180 }),
+        expect.objectContaining({ component: 'analysis_input', quantity: 1_000, amountMicros: 150 }),
+        expect.objectContaining({ component: 'analysis_output', quantity: 100, amountMicros: 60 }),
+      ]);
+      const cost = (await fx.callCostRow(callId))!;
+      expect(cost.totalMicros).toBe(before + BigInt(300 + 180 + 150 + 60));
+      expect(cost.meters).toMatchObject({ analysisInputTokens: 3_000, analysisOutputTokens: 400 });
+      // Nothing else moved: the call's own lines are only charges.
+      expect((await fx.ledger(callId)).filter((line) => line.kind === 'correction' && !line.component.startsWith('analysis_'))).toEqual([]);
     });
 
     it('an outbound call is measured from its answer, at the outbound price', async () => {

@@ -48,6 +48,7 @@ describe('applyMigrations()', () => {
         'agents',
         'api_keys',
         'budget_alerts',
+        'call_analyses',
         'call_costs',
         'call_events',
         'call_recordings',

@@ -14,9 +14,9 @@ export interface ConfigProblem {
  * Everything a tenant writes into an agent config is checked when it is saved, not discovered broken
  * at call time: the shape (zod), every URL the server will call against the outbound rule (private
  * addresses refused, with the reason), every secret reference against the organization's vault,
- * webhook signing secrets in Standard Webhooks form, and every tool's `parameters` compiled on the
- * linear-time regex engine. A bad config is a 400 listing every problem with its path (relative to
- * `config`), so a client can mark all the bad fields at once.
+ * webhook signing secrets in Standard Webhooks form, and every tool's `parameters` (and the analysis's
+ * `structuredData`) compiled on the linear-time regex engine. A bad config is a 400 listing every
+ * problem with its path (relative to `config`), so a client can mark all the bad fields at once.
  */
 @Injectable()
 export class AgentConfigValidator {
@@ -49,6 +49,7 @@ export class AgentConfigValidator {
     const urls: Array<{ path: string; url: string | undefined; kind: 'http' | 'ws' }> = [
       ...ENGINES.filter((engine) => engine !== 'realtime').map((engine) => ({ path: `${engine}.baseUrl`, url: written.text(engine, 'baseUrl'), kind: 'http' as const })),
       { path: 'realtime.url', url: written.text('realtime', 'url'), kind: 'ws' },
+      { path: 'analysis.llm.baseUrl', url: written.analysisLlmText('baseUrl'), kind: 'http' },
       ...written.webhookTools().map(({ index, tool }) => ({ path: `tools.${index}.url`, url: stringOf(tool['url']), kind: 'http' as const })),
     ];
     const checks = await Promise.all(
@@ -67,6 +68,7 @@ export class AgentConfigValidator {
         const name = written.text(engine, 'apiKeySecret');
         return name === undefined ? [] : [{ path: `${engine}.apiKeySecret`, name, signing: false }];
       }),
+      ...[written.analysisLlmText('apiKeySecret')].flatMap((name) => (name === undefined ? [] : [{ path: 'analysis.llm.apiKeySecret', name, signing: false }])),
       ...written.webhookTools().flatMap(({ index, tool }) => {
         const name = stringOf(tool['signingSecret']);
         return name === undefined ? [] : [{ path: `tools.${index}.signingSecret`, name, signing: true }];
@@ -104,6 +106,16 @@ class WrittenConfig {
     return stringOf(part?.[field]);
   }
 
+  /** A text field of `analysis.llm` (the analysis's own model endpoint). */
+  analysisLlmText(field: string): string | undefined {
+    return stringOf(objectOf(objectOf(objectOf(this.value)?.['analysis'])?.['llm'])?.[field]);
+  }
+
+  /** `analysis.structuredData` as written (undefined when absent). */
+  analysisSchema(): unknown {
+    return objectOf(objectOf(this.value)?.['analysis'])?.['structuredData'];
+  }
+
   webhookTools(): Array<{ index: number; tool: Record<string, unknown> }> {
     const tools = objectOf(this.value)?.['tools'];
     if (!Array.isArray(tools)) return [];
@@ -123,12 +135,17 @@ function stringOf(value: unknown): string | undefined {
 }
 
 function toolSchemaProblems(written: WrittenConfig): ConfigProblem[] {
-  return written.webhookTools().flatMap(({ index, tool }) => {
+  const schemas = [
     // Absent parameters take the default (an empty object schema).
-    if (tool['parameters'] === undefined) return [];
-    const compiled = compileToolSchema(tool['parameters']);
+    ...written.webhookTools().map(({ index, tool }) => ({ path: `tools.${index}.parameters`, schema: tool['parameters'] })),
+    // The analysis's structured data is validated with the same bounded compiler (RE2, size limits).
+    { path: 'analysis.structuredData', schema: written.analysisSchema() },
+  ];
+  return schemas.flatMap(({ path, schema }) => {
+    if (schema === undefined) return [];
+    const compiled = compileToolSchema(schema);
     if (compiled.ok) return [];
-    return compiled.problems.map((problem) => ({ path: joinPath(`tools.${index}.parameters`, problem.path), message: problem.message }));
+    return compiled.problems.map((problem) => ({ path: joinPath(path, problem.path), message: problem.message.replace(/^parameters must/, 'must') }));
   });
 }
 

@@ -8,6 +8,7 @@ import { TenantOutbound } from '../outbound/outbound-guard.provider';
 import { SecretsService } from '../secrets/secrets.service';
 import { EngineCredentials } from './engine-credentials';
 import { ServerPipelineEngines } from './server-pipeline-engines';
+import type { LlmEngine } from '@switchboard/inference/llm';
 import { ServerRealtimeEngines } from './server-realtime-engines';
 import { CallUsageRegistry } from '../usage/call-usage-registry';
 
@@ -50,6 +51,11 @@ export class AgentEngines implements OnApplicationShutdown {
 
   all(): AgentEngine[] {
     return [...this.engines.values()];
+  }
+
+  /** The LLM for a post-call analysis with these settings, for this organization (its keys, the outbound guard). */
+  analysisLlm(llm: AgentConfig['llm'], organizationId: string): Promise<LlmEngine> {
+    return this.pipelineEngines.analysisLlm(llm, organizationId);
   }
 
   async onApplicationShutdown(): Promise<void> {

@@ -63,6 +63,14 @@ export class ServerPipelineEngines implements PipelineEngineResolver {
     return { vad: vad.createStream(callId), asr: meterAsr(asr, this.usage), llm: meterLlm(llm, this.usage), tts: meterTts(tts, this.usage), endOfTurnClassifier };
   }
 
+  /**
+   * The LLM a post-call analysis uses (the agent's `llm`, or the analysis's own), shared like the
+   * call's engines; not metered per call: the analysis counts its own tokens.
+   */
+  analysisLlm(llm: AgentConfig['llm'], organizationId: string): Promise<LlmEngine> {
+    return this.llmFor(llm, organizationId);
+  }
+
   /** A VAD stream for one call on the shared Silero model (the realtime agent judges barge-in with it). */
   async createVadStream(callId: string): Promise<VadStream> {
     return (await this.sileroVad()).createStream(callId);

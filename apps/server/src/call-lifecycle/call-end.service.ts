@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { NO_MEASURED_USAGE, type MeasuredCallUsage } from '@switchboard/billing';
 import {
+  CallAnalysisRepository,
   CallRepository,
   CostLedger,
   invalidInput,
@@ -57,6 +58,9 @@ export class CallEndService {
       const ended = await this.enqueueEndedIfFirstEnd(tx, before);
       return { applied: true, deliveries: ended + (await this.ledger.charge(tx, callId, end.usage ?? NO_MEASURED_USAGE)) };
     });
+      // The transcript is stored before this (the media path flushes it first), so the analysis
+      // queued here sees the whole conversation; it survives a restart as it is a row of this commit.
+      await this.analyses.enqueueForEndedCall(tx, callId);
     this.outbox.committed(deliveries);
     return applied;
   }

@@ -2,6 +2,7 @@ import { callCostSchema } from '../costs/cost-responses.schema';
 import { CALL_DIRECTIONS, TRANSCRIPT_ROLES, TRANSCRIPT_SOURCES, TWILIO_CALL_STATUSES } from '@switchboard/persistence';
 import { z } from 'zod';
 import { createApiDto, isoDateTime, nullableDateTime, pageOf, uuid } from '../openapi/api-schemas';
+import { callAnalysisSchema } from '../analysis/call-analysis-view';
 
 /** Documented response shapes of the calls API (see openapi/api-schemas.ts). */
 
@@ -97,6 +98,7 @@ export const callDetailSchema = callSchema.extend({
   toolInvocations: z.array(toolInvocationSchema),
   latency: z.array(turnLatencySchema).describe('One waterfall per reply; offsets in ms since startedAt.'),
   cost: callCostSchema.describe('The cost ledger (also GET /v1/calls/{id}/cost).'),
+  analysis: callAnalysisSchema.nullable().describe("The post-call analysis (agent config `analysis`); null when the call's agent has none."),
 });
 
 export class CallDto extends createApiDto(callSchema) {}

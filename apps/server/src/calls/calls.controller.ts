@@ -1,7 +1,8 @@
 import { Controller, Get, Param, Query, Res, UseGuards } from '@nestjs/common';
 import { ApiOkResponse, ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { CALL_DIRECTIONS, CallRepository, CostRepository, TWILIO_CALL_STATUSES } from '@switchboard/persistence';
+import { CALL_DIRECTIONS, CallAnalysisRepository, CallRepository, CostRepository, TWILIO_CALL_STATUSES } from '@switchboard/persistence';
+import { callAnalysisView } from '../analysis/call-analysis-view';
 import { z } from 'zod';
 import { ApiKeyGuard, type ApiPrincipal } from '../auth/api-key.guard';
 import { Principal } from '../auth/principal.decorator';
@@ -53,6 +54,7 @@ export class CallsController {
   constructor(
     private readonly calls: CallRepository,
     private readonly costs: CostRepository,
+    private readonly analyses: CallAnalysisRepository,
     private readonly liveFeed: LiveCallFeedService,
   ) {}
 
@@ -93,12 +95,13 @@ export class CallsController {
   }
 
   @Get(':id')
-  @ApiOkResponse({ type: CallDetailDto, description: 'The call with its events, transcript, tool invocations, latency waterfalls and cost.' })
+  @ApiOkResponse({ type: CallDetailDto, description: 'The call with its events, transcript, tool invocations, latency waterfalls, cost and post-call analysis.' })
   @ApiErrors(404)
   async detail(@Principal() principal: ApiPrincipal, @Param('id', new ZodValidationPipe(callIdParam)) id: string) {
     const call = await this.calls.findDetail(principal.organizationId, id);
     // Another organization's call is indistinguishable from a missing one.
     if (!call) throw callNotFound(id);
-    return { ...call, cost: callCostView(call.id, await this.costs.callCost(principal.organizationId, call.id)) };
+    const [cost, analysis] = await Promise.all([this.costs.callCost(principal.organizationId, call.id), this.analyses.find(principal.organizationId, call.id)]);
+    return { ...call, cost: callCostView(call.id, cost), analysis: analysis ? callAnalysisView(analysis) : null };
   }
 }

@@ -102,6 +102,26 @@ export const RecordingConfigSchema = z.strictObject({
 });
 
 const toolName = z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'must be 1-64 letters, digits, _ or - (the LLM tool-name rule)');
+/**
+ * Post-call analysis: after the call ends, a durable job asks an LLM for a summary, data extracted
+ * into the tenant's JSON Schema and a success verdict (README: Post-call analysis).
+ */
+export const AnalysisConfigSchema = z.strictObject({
+  enabled: z.boolean().default(false).describe('Analyse each call after it ends (shown on the call, sent as call.analyzed, charged as analysis lines).'),
+  summaryPrompt: z
+    .string()
+    .min(1)
+    .max(4000)
+    .default('Summarise the call in two or three sentences: why the caller called, what was done, and what is left to do.')
+    .describe('How to summarise the call.'),
+  structuredData: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .describe('JSON Schema (an object schema) of the data to extract from the call, checked when saved; the answer is validated against it (one retry with the errors).'),
+  successCriteria: z.string().min(1).max(4000).optional().describe('What a successful call achieves; the analysis says whether this one did, and why.'),
+  llm: LlmConfigSchema.optional().describe("The model that analyses; the agent's own `llm` when not set."),
+});
+
 
 export const EndCallToolSchema = z.strictObject({
   type: z.literal('end_call'),
@@ -192,3 +212,4 @@ export type RecordingConfig = z.output<typeof RecordingConfigSchema>;
 export type WebhookToolConfig = z.output<typeof WebhookToolSchema>;
 export type TransferCallToolConfig = z.output<typeof TransferCallToolSchema>;
 export type EndCallToolConfig = z.output<typeof EndCallToolSchema>;
+export type AnalysisConfig = z.output<typeof AnalysisConfigSchema>;

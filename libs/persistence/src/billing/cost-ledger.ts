@@ -55,6 +55,8 @@ export class CostLedger {
       engine: call.engine ?? 'unknown',
       measuredConnectedSeconds: measuredConnectedSeconds(call),
       twilioBilledMinutes: call.billed_minutes,
+      analysisInputTokens: 0,
+      analysisOutputTokens: 0,
     };
     const lines = priceCall(meters, catalog.prices);
     const total = totalMicros(lines);
@@ -78,10 +80,32 @@ export class CostLedger {
    * call row; or `usage` measured by the media path); a no-op when unpriced or nothing changed.
    */
   async correct(tx: Prisma.TransactionClient, callId: string, reason: string, usage?: MeasuredCallUsage): Promise<number> {
+    return this.reprice(tx, callId, reason, (meters, call) => ({ ...meters, ...usage, twilioBilledMinutes: call.billed_minutes }));
+  }
+
+  /**
+   * A post-call analysis ran (again): its tokens are added to the call's meters and charged as
+   * 'analysis' correction lines at the catalog's LLM prices. A no-op for a call not priced yet.
+   */
+  async chargeAnalysis(tx: Prisma.TransactionClient, callId: string, tokens: { inputTokens: number; outputTokens: number }): Promise<number> {
+    return this.reprice(tx, callId, 'analysis', (meters) => ({
+      ...meters,
+      analysisInputTokens: meters.analysisInputTokens + tokens.inputTokens,
+      analysisOutputTokens: meters.analysisOutputTokens + tokens.outputTokens,
+    }));
+  }
+
+  /** Prices the call's changed meters with the SAME catalog version and appends the differences as correction lines. */
+  private async reprice(
+    tx: Prisma.TransactionClient,
+    callId: string,
+    reason: string,
+    change: (meters: CallMeters, call: BillableCall) => CallMeters,
+  ): Promise<number> {
     const cost = await tx.callCost.findUnique({ where: { callId }, include: { catalog: true } });
     const call = cost ? await readBillableCall(tx, callId) : null;
     if (!cost || !call?.organization_id) return 0;
-    const meters: CallMeters = { ...callMetersSchema.parse(cost.meters), ...usage, twilioBilledMinutes: call.billed_minutes };
+    const meters = change(callMetersSchema.parse(cost.meters), call);
     const catalog = toPriceCatalogRecord(cost.catalog);
     const stored = await tx.costLedgerLine.findMany({ where: { callId }, orderBy: { id: 'asc' } });
     const corrections = correctionLines(stored.map(toCostLedgerLineRecord), priceCall(meters, catalog.prices));
