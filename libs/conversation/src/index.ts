@@ -1,8 +1,12 @@
-export type { AgentAudioEncoding, AgentAudioOutput, AgentCallContext, AgentDescriptor, AgentEngine, AgentSession } from './agent/agent-session';
+export type { AgentAudioEncoding, AgentAudioOutput, AgentCallContext, AgentDescriptor, AgentEngine, AgentSession, ResumedCall } from './agent/agent-session';
+export { MAX_RESUMED_TURNS } from './agent/resumed-call';
+export { MESSAGE_END_VERDICTS, VOICEMAIL_END_REASON, isMessageEndVerdict } from './agent/voicemail-drop';
+export { WARM_TRANSFER_HAND_OFF } from './agent/call-policy';
 export { TelephonyAudioInput, TELEPHONY_SAMPLE_RATE } from './audio-io/telephony-audio-input';
 export { TelephonyAudioOutput, type MulawSink } from './audio-io/telephony-audio-output';
 export { EchoAgentEngine, ECHO_SAMPLE_RATE } from './echo/echo-agent';
 export * from './config/agent-config.schema';
+export * from './config/call-handoff.schema';
 export * from './config/parse-agent-config';
 export * from './config/prompt-variables';
 export * from './call/call-clock';

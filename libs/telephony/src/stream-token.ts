@@ -4,6 +4,11 @@ import { TelephonyError } from './telephony-error';
 /** TwiML <Parameter> names; the media socket reads them back from start.customParameters. */
 export const STREAM_PARAM_CALL_ID = 'callId';
 export const STREAM_PARAM_TOKEN = 'streamToken';
+/**
+ * On a stream that takes a call back after a warm transfer nobody answered: the transfer's id. Ours
+ * like the call id (only our TwiML sets it, and it counts only with the call's valid token).
+ */
+export const STREAM_PARAM_RESUME_TRANSFER = 'resumeTransfer';
 
 /** 256 bits: unguessable for the token's short life with a wide margin over the 128-bit floor. */
 export const STREAM_TOKEN_BYTES = 32;

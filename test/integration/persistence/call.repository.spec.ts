@@ -166,6 +166,8 @@ describe('CallRepository: creation, stream token, stream marks, finalise', () =>
         // Inbound calls have no per-call variables and no answering-machine verdict.
         variables: {},
         answeredBy: null,
+        // Only outbound calls placed with a voicemail have one.
+        voicemailMessage: null,
         // Not a scenario test's call.
         testRunId: null,
       },

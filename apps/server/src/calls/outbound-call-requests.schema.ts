@@ -1,3 +1,4 @@
+import { voicemailMessage } from '@switchboard/conversation';
 import { isE164, MACHINE_DETECTION_MODES } from '@switchboard/persistence';
 import { z } from 'zod';
 import { createApiDto } from '../openapi/api-schemas';
@@ -27,6 +28,15 @@ export const placeCallBody = z.strictObject({
     .default({}),
   /** Twilio answering-machine detection, asynchronous: the agent starts at once and the verdict follows. */
   machineDetection: z.enum(MACHINE_DETECTION_MODES).optional(),
+  /**
+   * Left when a machine answers (needs machineDetection DetectMessageEnd): overrides the agent
+   * config's `voicemail` for this call; null leaves none even when the agent has a default.
+   */
+  voicemail: z
+    .strictObject({ message: voicemailMessage.describe('Said after the beep, then the agent hangs up (1 to 2000 characters; {{call.params.NAME}} works).') })
+    .nullable()
+    .optional()
+    .describe("Voicemail drop: needs machineDetection DetectMessageEnd. Overrides the agent config's voicemail; null: none on this call."),
 });
 export type PlaceCallBody = z.infer<typeof placeCallBody>;
 

@@ -27,6 +27,7 @@ import {
   twilioRefused,
 } from './outbound-call-errors';
 import type { PlaceCallBody } from './outbound-call-requests.schema';
+import { voicemailForCall } from './outbound-voicemail';
 
 /** Every call progress event Twilio can report, so the record's status timeline is complete. */
 const STATUS_CALLBACK_EVENTS = ['initiated', 'ringing', 'answered', 'completed'];
@@ -65,6 +66,9 @@ export class OutboundCallService {
     if (!rest) throw twilioNotConfigured();
 
     const admission = await this.admission.reserveOutbound({
+    // The config version the call will run with decides its default voicemail.
+    const snapshot = await this.agents.configVersion(agent.id, agent.currentVersion);
+    const voicemailMessage = voicemailForCall(body, agent.engine, snapshot?.config);
       organizationId,
       agentId: agent.id,
       agentConfigVersion: agent.currentVersion,

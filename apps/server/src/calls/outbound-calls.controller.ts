@@ -32,6 +32,8 @@ export class OutboundCallsController {
     description:
       'Placed through Twilio (calls.create with our TwiML URL, status callbacks and optional asynchronous answering-machine detection). ' +
       'The agent sees `variables` as {{call.params.NAME}} and the detection verdict as {{call.answeredBy}}. ' +
+      'With machineDetection `DetectMessageEnd`, a machine that answers gets the voicemail (`voicemail`, else the agent config\'s) after its beep, and the call ends `voicemail_left`; ' +
+      'a voicemail with any other detection mode is a 400 (`voicemail_needs_detect_message_end`). ' +
       '429 (`concurrency_limit`, with Retry-After) when the organization is at its concurrency limit; 402 (`budget_exceeded`) when it spent its monthly budget and chose a hard limit; 502 (`twilio_error`) when Twilio refused, the call is then recorded as failed.',
   })
   @ApiErrors(400, 402, 403, 429, 502)

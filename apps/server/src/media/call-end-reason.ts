@@ -11,7 +11,9 @@ export type CallEndReason =
   | 'agent_hangup'
   | 'idle_timeout'
   | 'max_duration'
-  | 'transferred';
+  | 'transferred'
+  /** The agent left its voicemail on an answering machine and hung up (event voicemail_left). */
+  | 'voicemail_left';
 
 /** How a call ended, as its connection saw it. */
 export interface ConnectionCallEnd {
@@ -20,7 +22,7 @@ export interface ConnectionCallEnd {
   usage?: MeasuredCallUsage;
 }
 
-const AGENT_END_REASONS: readonly string[] = ['agent_hangup', 'idle_timeout', 'max_duration', 'transferred', 'agent_error'];
+const AGENT_END_REASONS: readonly string[] = ['agent_hangup', 'idle_timeout', 'max_duration', 'transferred', 'agent_error', 'voicemail_left'];
 
 /** The reason an agent gave for ending its call, as a call end reason ('agent_hangup' when it is not one the agent may give). */
 export function agentEndReason(reason: string): CallEndReason {

@@ -35,19 +35,22 @@ class RecordingAgent implements AgentEngine {
   readonly audio = { inputSampleRate: 8000, outputSampleRate: 8000, inputEncoding: 'mulaw' as const, outputEncoding: 'mulaw' as const };
   readonly log: string[] = [];
   created = 0;
+  context: AgentCallContext | undefined;
 
-  createSession(_context: AgentCallContext, _output: AgentAudioOutput): AgentSession {
+  createSession(context: AgentCallContext, _output: AgentAudioOutput): AgentSession {
     this.created += 1;
+    this.context = context;
     return {
       pushMulaw: (mulaw) => this.log.push(`frame:${mulaw[0]}:${mulaw.length}`),
       onDtmf: (digit) => this.log.push(`key:${digit}`),
       onMarkEchoed: () => undefined,
-      close: () => undefined,
+      onAnsweredBy: (answeredBy) => this.log.push(`answeredBy:${answeredBy}`),
+      close: (reason) => this.log.push(`close:${reason}`),
     };
   }
 }
 
-function setup(options: { maxInputHeldBeforeAuth?: number } = {}) {
+function setup(options: Partial<Pick<MediaStreamDependencies, 'maxInputHeldBeforeAuth' | 'takeCarriedUsage'>> = {}) {
   let settleClaim: (claim: StreamClaim) => void = () => undefined;
   const claim = new Promise<StreamClaim>((resolve) => (settleClaim = resolve));
   const agent = new RecordingAgent();
@@ -64,7 +67,7 @@ function setup(options: { maxInputHeldBeforeAuth?: number } = {}) {
     createEventBuffer: () => ({ add: (type: string, payload: Record<string, unknown>) => events.push({ type, payload }), close: async () => undefined }) as unknown as CallEventBuffer,
     createRecorder: () => ({ transcriptTurn: quiet, toolInvocation: quiet, turnLatency: quiet, event: quiet, flush: async () => undefined }) satisfies ConversationRecorder,
     createCallControl: () => ({ hangUp: async () => undefined, transfer: async () => undefined }),
-    usage: { open: quiet, close: () => ({}) as ReturnType<MediaStreamDependencies['usage']['close']> },
+    usage: { open: quiet, close: () => ({ sttAudioMs: 1500 }) as ReturnType<MediaStreamDependencies['usage']['close']> },
     logger: { info: quiet, warn: quiet, error: quiet } as unknown as PinoLogger,
     onClosed: (connection) => closed.push(connection),
     ...options,
@@ -90,7 +93,7 @@ function setup(options: { maxInputHeldBeforeAuth?: number } = {}) {
         toNumber: '+15550002222',
         startedAt: new Date(),
         variables: {},
-        answeredBy: null, testRunId: null,
+        answeredBy: null, voicemailMessage: null, testRunId: null,
       },
     });
     await new Promise((resolve) => setImmediate(resolve));
@@ -134,5 +137,55 @@ describe('MediaStreamConnection: what the caller sends while the stream token is
         payload: expect.objectContaining({ code: 'held_input_limit', fatal: true, message: expect.stringContaining('3 frames') }),
       },
     ]);
+  });
+});
+
+describe('MediaStreamConnection: answering-machine verdicts', () => {
+  it('keeps a verdict that arrives while the token is checked for the agent, and tells the live agent a later one', async () => {
+    const { connection, agent, authorise } = setup();
+    // The claim may have read the call before the verdict was stored: the connection remembers it.
+    expect(connection.claimedOrClaimingCallId).toBe('call-1');
+    connection.noteAnsweredBy('machine_end_beep');
+    await authorise();
+    expect(agent.context?.answeredBy).toBe('machine_end_beep');
+
+    connection.noteAnsweredBy('machine_end_other');
+    expect(agent.context?.answeredBy).toBe('machine_end_other');
+    expect(agent.log).toEqual(['answeredBy:machine_end_other']);
+  });
+});
+
+describe('MediaStreamConnection: a warm transfer hands the call off', () => {
+  it('suspends the call when the stream ends while handing off: records flushed, usage handed over, nothing finalised', async () => {
+    const { socket, twilio, connection, events, ends, closed, authorise } = setup();
+    await authorise();
+    const handOff = connection.beginHandOff();
+    // Twilio stops the stream once the caller's TwiML is replaced by the hold.
+    socket.receive(twilio.stop());
+    const usage = await handOff.suspended;
+    expect(usage).toMatchObject({ sttAudioMs: 1500, streamMs: expect.any(Number), callerAudioMs: 0 });
+    expect(ends).toEqual([]);
+    expect(events.find((event) => event.type === 'stream_closed')?.payload).toMatchObject({ reason: 'transfer_hold' });
+    expect(closed).toEqual([connection]);
+    // Too late to call it off: the transfer (or whoever cancels) must end the call.
+    expect(handOff.cancel()).toBe(false);
+  });
+
+  it('leaves the call as it was when the hand-off is called off before the stream ended', async () => {
+    const { socket, twilio, connection, ends, authorise } = setup();
+    await authorise();
+    const handOff = connection.beginHandOff();
+    expect(handOff.cancel()).toBe(true);
+    socket.receive(twilio.stop());
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(ends).toEqual([expect.objectContaining({ endReason: 'stream_stopped' })]);
+  });
+
+  it('finalises normally, with what an earlier stream measured, when no hand-off is under way', async () => {
+    const { socket, twilio, ends, authorise } = setup({ takeCarriedUsage: () => ({ sttAudioMs: 500 }) as never });
+    await authorise();
+    socket.receive(twilio.stop());
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(ends).toEqual([expect.objectContaining({ endReason: 'stream_stopped', usage: expect.objectContaining({ sttAudioMs: 2000 }) })]);
   });
 });

@@ -1,12 +1,13 @@
 import type { WebSocket, RawData } from 'ws';
-import type { AgentCallContext, AgentEngine, AgentSession, CallControl, ConversationRecorder } from '@switchboard/conversation';
+import type { AgentCallContext, AgentEngine, AgentSession, CallControl, ConversationRecorder, ResumedCall } from '@switchboard/conversation';
 import { AgentConfigError, TELEPHONY_SAMPLE_RATE, TelephonyAudioInput, TelephonyAudioOutput } from '@switchboard/conversation';
-import type { MeasuredAiUsage } from '@switchboard/billing';
+import type { MeasuredAiUsage, MeasuredCallUsage } from '@switchboard/billing';
 import type { StreamAccount, StreamCallContext, StreamClaim } from '@switchboard/persistence';
 import {
   hashStreamToken,
   MediaStreamSession,
   STREAM_PARAM_CALL_ID,
+  STREAM_PARAM_RESUME_TRANSFER,
   STREAM_PARAM_TOKEN,
   type DtmfEvent,
   type MarkEchoEvent,
@@ -18,8 +19,11 @@ import {
 } from '@switchboard/telephony';
 import type { PinoLogger } from 'nestjs-pino';
 import type { CallEventBuffer } from './call-event-buffer';
+import { agentCallContextOf } from './agent-call-context';
 import { agentEndReason, type CallEndReason, type ConnectionCallEnd } from './call-end-reason';
-import { closeCallRecords } from './close-call-records';
+import { closeCallRecords, suspendCallRecords } from './close-call-records';
+import { carriedAudioOf, streamClosedPayload } from './stream-closed';
+import { HandOffSlot, type StreamHandOff } from './stream-hand-off';
 import { HeldCallerInput } from './held-caller-input';
 import type { LiveCallRecording } from '../recordings/live-call-recording';
 import type { RecordingStart } from '../recordings/call-recording.service';
@@ -42,9 +46,6 @@ const MAX_EVENTS_HELD_BEFORE_AUTH = 500;
 /** Protocol errors are recorded on the call up to this count, then only counted (a hostile peer can't flood the log table). */
 const MAX_RECORDED_PROTOCOL_ERRORS = 20;
 
-/** G.711 at 8 kHz: one byte per sample, 8 bytes per millisecond. */
-const MULAW_BYTES_PER_MS = 8;
-
 /** Why an agent refused to start, for the call's event log (a config error lists its problems). */
 function configFailure(error: unknown): Record<string, unknown> {
   if (error instanceof AgentConfigError) return { message: error.message, problems: error.problems };
@@ -61,8 +62,12 @@ export interface MediaStreamDependencies {
   createEventBuffer(callId: string): CallEventBuffer;
   /** Where the agent's transcript, tool calls and latency go; flushed before the call is finalised. */
   createRecorder(callId: string, events: CallEventBuffer): ConversationRecorder;
-  /** Hang-up and transfer for this call, through the Twilio account it belongs to. */
-  createCallControl(call: { twilioCallSid: string | null; twilioAccountSid: string | null }): CallControl;
+  /** Hang-up and transfers for this call, through the Twilio account it belongs to. */
+  createCallControl(call: Pick<StreamCallContext, 'callId' | 'twilioCallSid' | 'twilioAccountSid'>): CallControl;
+  /** The conversation so far, for a stream that takes the call back after warm transfer `transferId` failed. */
+  resumedCall?(callId: string, transferId: string): Promise<ResumedCall | undefined>;
+  /** What an earlier stream of this call measured before a warm transfer held it (this process only). */
+  takeCarriedUsage?(callId: string): MeasuredCallUsage | undefined;
   /** Starts the call's recording when its agent config asks for one (undefined: not recorded). */
   startRecording?(start: RecordingStart): LiveCallRecording | undefined;
   /** The call's AI usage meter (STT, TTS, LLM, realtime tokens, inference time), opened at start, read at the end. */
@@ -98,6 +103,12 @@ export class MediaStreamConnection implements MediaStreamHandler {
   private eventsBeforeAuth: { type: string; payload: Record<string, unknown>; at: Date }[] = [];
   private readonly openedAt = Date.now();
   private endedWhileAuthorising: CallEndReason | undefined;
+  /** The call id a `start` names, while its token is being checked. */
+  private claimingCallId: string | undefined;
+  /** An answering-machine verdict that arrived while the token was checked (the claim may have read the call before it was stored). */
+  private pendingAnsweredBy: string | undefined;
+  /** A warm transfer taking the call: the stream's end then suspends the call rather than end it. */
+  private readonly handOff = new HandOffSlot();
   /** Monotonic times of the first caller frame received and the first agent frame sent. */
   private firstMediaInAtMs: number | undefined;
   private firstMediaOutAtMs: number | undefined;
@@ -120,9 +131,33 @@ export class MediaStreamConnection implements MediaStreamHandler {
     return this.callId;
   }
 
-  /** Answering-machine detection decided after the agent started: the agent reads it from its context. */
+  /** The call this connection carries, or the one its `start` names while the token is checked. */
+  get claimedOrClaimingCallId(): string | undefined {
+    return this.callId ?? this.claimingCallId;
+  }
+
+  /**
+   * Answering-machine detection decided after the stream started: the agent reads the verdict from
+   * its context and is told (a voicemail may be due). A verdict that arrives while the token is
+   * checked is kept for the agent about to start: the claim may have read the call just before the
+   * verdict was stored, and asynchronous detection can decide that early.
+   */
   noteAnsweredBy(answeredBy: string): void {
-    if (this.agentContext) this.agentContext.answeredBy = answeredBy;
+    if (!this.agentContext) {
+      if (this.state === 'authorising') this.pendingAnsweredBy = answeredBy;
+      return;
+    }
+    this.agentContext.answeredBy = answeredBy;
+    this.agent?.onAnsweredBy?.(answeredBy);
+  }
+
+  /**
+   * A warm transfer is about to put the caller on hold (see StreamHandOff). Throws when the stream
+   * has ended or already hands off.
+   */
+  beginHandOff(): StreamHandOff {
+    if (this.state !== 'active') throw new Error('the media stream is not active');
+    return this.handOff.begin();
   }
 
   /** Ends the call from the server side (shutdown). */
@@ -189,6 +224,7 @@ export class MediaStreamConnection implements MediaStreamHandler {
     const callId = start.customParameters[STREAM_PARAM_CALL_ID];
     const token = start.customParameters[STREAM_PARAM_TOKEN];
     if (!callId || !token) return this.refuse(start, 'missing', callId);
+    this.claimingCallId = callId;
     const claim = await this.deps.claimStream({
       callId,
       tokenHash: hashStreamToken(token),
@@ -223,29 +259,22 @@ export class MediaStreamConnection implements MediaStreamHandler {
       this.events.add('error', { code: 'agent_unavailable', engine: call.agentEngine });
       return this.end('agent_error', CLOSE_SERVER_ERROR);
     }
-    const { [STREAM_PARAM_TOKEN]: _secret, ...customParameters } = start.customParameters;
-    // Twilio's custom parameters win a name clash: they are what our own TwiML set (callId).
-    const streamParameters = { ...call.variables, ...customParameters };
+    const { [STREAM_PARAM_TOKEN]: _secret, [STREAM_PARAM_RESUME_TRANSFER]: resumeTransfer, ...customParameters } = start.customParameters;
+    // Only with the call's valid token: our own TwiML set it, when a warm transfer brought the call back.
+    const resumed = resumeTransfer === undefined ? undefined : await this.deps.resumedCall?.(callId, resumeTransfer);
+    // The stream ended during that read: end() has finalised the call already (it knew the call).
+    if (this.state !== 'authorising') return;
     this.recorder = this.deps.createRecorder(callId, this.events);
     this.deps.usage.open(callId);
-    const context: AgentCallContext = {
-      callId,
-      organizationId: call.organizationId,
-      agentId: call.agentId,
-      agentConfigVersion: call.agentConfigVersion,
-      config: call.agentConfig,
-      streamParameters,
-      callerNumber: call.fromNumber,
-      calledNumber: call.toNumber,
-      callStartedAt: call.startedAt,
-      answeredBy: call.answeredBy,
+    const context = agentCallContextOf(call, {
+      customParameters,
+      answeredBy: this.pendingAnsweredBy,
+      resumed,
       recorder: this.recorder,
       callControl: this.deps.createCallControl(call),
-      endCall: (reason: string) => {
-        // Deferred: the agent calls this from inside its own handlers.
-        setImmediate(() => void this.end(agentEndReason(reason), CLOSE_NORMAL));
-      },
-    };
+      // Deferred: the agent calls this from inside its own handlers.
+      endCall: (reason) => setImmediate(() => void this.end(agentEndReason(reason), CLOSE_NORMAL)),
+    });
     this.agentContext = context;
     try {
       const audio = engine.describeAudio?.(context) ?? engine.audio;
@@ -263,7 +292,8 @@ export class MediaStreamConnection implements MediaStreamHandler {
     }
     this.state = 'active';
     this.deps.logger.info({ callId, streamSid: start.streamSid, engine: engine.name }, 'media stream started');
-    this.startRecording(call);
+    // A call taken back after a warm transfer was recorded up to the hold; its recording is not reopened.
+    if (resumed === undefined) this.startRecording(call);
     const { agent, input, recording } = this;
     this.held.replay({
       frame: (mulaw) => {
@@ -369,33 +399,20 @@ export class MediaStreamConnection implements MediaStreamHandler {
     try {
       if (owned && this.callId && reason) {
         const counters = this.session.counters;
-        this.events?.add('stream_closed', {
-          reason,
-          durationMs: Date.now() - this.openedAt,
-          firstResponseMs: this.firstResponseMs(),
-          mediaFramesIn: counters.mediaFramesIn,
-          mediaFramesOut: counters.mediaFramesOut,
-          marksSent: counters.marksSent,
-          marksEchoed: counters.marksEchoed,
-          marksCleared: this.marksCleared,
-          // How far the caller heard the agent: outbound audio up to the last mark echoed as played.
-          heardMs: Math.round(counters.mediaBytesHeard / MULAW_BYTES_PER_MS),
-          protocolErrors: counters.protocolErrors,
-        });
-        await closeCallRecords({
-          callId: this.callId,
-          reason,
-          openedAt: this.openedAt,
-          recorder: this.recorder,
-          events: this.events,
-          usage: this.deps.usage,
-          finaliseCall: (callId, end) => this.deps.finaliseCall(callId, end),
-          audio: {
-            callerAudioMs: Math.round(counters.mediaBytesIn / MULAW_BYTES_PER_MS),
-            agentAudioSentMs: Math.round(counters.mediaBytesOut / MULAW_BYTES_PER_MS),
-            agentAudioHeardMs: Math.round(counters.mediaBytesHeard / MULAW_BYTES_PER_MS),
-          },
-        });
+        const handingOff = this.handOff.handingOff;
+        const stream = { openedAt: this.openedAt, firstResponseMs: this.firstResponseMs(), marksCleared: this.marksCleared };
+        this.events?.add('stream_closed', streamClosedPayload(handingOff ? 'transfer_hold' : reason, counters, stream));
+        const audio = carriedAudioOf(counters);
+        const records = { callId: this.callId, openedAt: this.openedAt, recorder: this.recorder, events: this.events, usage: this.deps.usage, audio };
+        if (handingOff) {
+          // The caller is on hold, not gone: the transfer ends the call (or a new stream resumes it).
+          this.handOff.suspend(await suspendCallRecords(records));
+          this.deps.logger.info({ callId: this.callId, reason }, 'media stream ended: the call is held for a warm transfer');
+          return;
+        }
+        this.handOff.close();
+        const carried = this.deps.takeCarriedUsage?.(this.callId);
+        await closeCallRecords({ ...records, reason, carried, finaliseCall: (callId, end) => this.deps.finaliseCall(callId, end) });
         this.deps.logger.info({ callId: this.callId, reason }, 'media stream ended');
       }
     } catch (error) {

@@ -2,7 +2,7 @@ import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown, OnMo
 import { APP_CONFIG, type AppConfig } from '@switchboard/config';
 import { TelephonyAudioInput, TelephonyAudioOutput } from '@switchboard/conversation';
 import { CallStreamRepository, type StreamAccount } from '@switchboard/persistence';
-import { CallControlError, type CallControl } from '@switchboard/conversation';
+import { CallControlError, type CallControl, type WarmTransferRequest } from '@switchboard/conversation';
 import { PinoLogger } from 'nestjs-pino';
 import type { WebSocket } from 'ws';
 import { AgentEngines } from '../agents/agent-engines';
@@ -17,6 +17,7 @@ import { CallRecordingService } from '../recordings/call-recording.service';
 import { CallEventBuffer } from './call-event-buffer';
 import { ConversationRecordBuffer } from './conversation-record-buffer';
 import { MediaStreamConnection } from './media-stream-connection';
+import { WarmTransferService } from '../transfers/warm-transfer.service';
 
 /** How often this process tells the database its live calls are still carried (at most; see heartbeatIntervalMs). */
 const MEDIA_HEARTBEAT_MAX_INTERVAL_MS = 10_000;
@@ -50,6 +51,7 @@ export class MediaStreamService implements OnModuleInit, OnApplicationBootstrap,
     private readonly cluster: ClusterLink,
     private readonly recordBatching: CallRecordBatching,
     private readonly recordings: CallRecordingService,
+    private readonly transfers: WarmTransferService,
     private readonly logger: PinoLogger,
   ) {
     this.logger.setContext(MediaStreamService.name);
@@ -106,18 +108,26 @@ export class MediaStreamService implements OnModuleInit, OnApplicationBootstrap,
     return false;
   }
 
+  /**
+   * Every local connection of the call is told, also one still checking its token (it keeps the
+   * verdict for its agent). Only a connection that carries the call counts as told: a socket still
+   * being checked may be refused, so the other workers hear it too.
+   */
   private tellLocalAgent(callId: string, answeredBy: string): boolean {
+    let told = false;
     for (const connection of this.connections) {
-      if (connection.activeCallId !== callId) continue;
+      if (connection.claimedOrClaimingCallId !== callId) continue;
       connection.noteAnsweredBy(answeredBy);
-      return true;
+      if (connection.activeCallId === callId) told = true;
     }
-    return false;
+    return told;
   }
 
   /** A verified media socket; `account` signed its upgrade, and only that account's calls may stream on it. */
   accept(socket: WebSocket, account: StreamAccount): MediaStreamConnection {
-    const connection = new MediaStreamConnection(
+    // The call control of a warm transfer hands the connection's call off: it needs the connection
+    // (its closures run once the stream is claimed, after this assignment).
+    const connection: MediaStreamConnection = new MediaStreamConnection(
       socket,
       {
         claimStream: (input) => this.calls.claimMediaStream(input),
@@ -125,7 +135,9 @@ export class MediaStreamService implements OnModuleInit, OnApplicationBootstrap,
         resolveAgent: (engine) => this.agents.resolve(engine),
         createEventBuffer: (callId) => new CallEventBuffer(callId, this.recordBatching.callEvents, this.logger),
         createRecorder: (callId, events) => new ConversationRecordBuffer(callId, this.recordBatching.conversationRecords, events, this.logger),
-        createCallControl: (call) => this.callControl(call.twilioCallSid, call.twilioAccountSid),
+        createCallControl: (call) => this.callControl(call.twilioCallSid, call.twilioAccountSid, (request) => this.warmTransfer(call, request, connection)),
+        resumedCall: (callId, transferId) => this.transfers.resumedCall(callId, transferId),
+        takeCarriedUsage: (callId) => this.transfers.takeCarriedUsage(callId),
         startRecording: (start) => this.recordings.begin(start),
         usage: this.usage,
         logger: this.logger,
@@ -142,7 +154,7 @@ export class MediaStreamService implements OnModuleInit, OnApplicationBootstrap,
    * when first used). Without credentials (local development) hanging up still works, because
    * closing the media stream ends a <Connect><Stream> call; a transfer cannot.
    */
-  private callControl(callSid: string | null, accountSid: string | null): CallControl {
+  private callControl(callSid: string | null, accountSid: string | null, warmTransfer: (request: WarmTransferRequest) => Promise<void>): CallControl {
     const control = async (): Promise<CallControl | undefined> => {
       // A Twilio socket claims only phone calls, which have both; without them there is no REST control.
       if (callSid === null || accountSid === null) return undefined;
@@ -159,7 +171,32 @@ export class MediaStreamService implements OnModuleInit, OnApplicationBootstrap,
         if (!twilio) throw new CallControlError('transfer needs the Twilio account credentials of this call (TWILIO_ACCOUNT_SID and TWILIO_AUTH_TOKEN, or the organization\'s own account)');
         await twilio.transfer(to);
       },
+      warmTransfer,
     };
+  }
+
+  /**
+   * A warm transfer of the call this connection carries: the connection hands the call off first
+   * (so Twilio stopping the stream for the hold does not end the call), then the transfer puts the
+   * caller on hold and dials. Should Twilio refuse the hold, the stream goes on; had it already
+   * ended meanwhile, the call is ended here, as nobody else will.
+   */
+  private async warmTransfer(
+    call: { callId: string; twilioCallSid: string | null; twilioAccountSid: string | null },
+    request: WarmTransferRequest,
+    connection: MediaStreamConnection,
+  ): Promise<void> {
+    if (call.twilioCallSid === null || call.twilioAccountSid === null) throw new CallControlError('a warm transfer needs a Twilio call');
+    const handOff = connection.beginHandOff();
+    try {
+      await this.transfers.begin({ callId: call.callId, twilioCallSid: call.twilioCallSid, twilioAccountSid: call.twilioAccountSid, request, handOff });
+    } catch (error) {
+      if (!handOff.cancel()) {
+        const usage = await handOff.suspended;
+        await this.callEnds.finaliseDurably(call.callId, { endReason: 'stream_stopped', endedAt: new Date(), usage });
+      }
+      throw error;
+    }
   }
 
   /** One statement for every call this process carries; a failure only delays the next beat. */

@@ -57,6 +57,9 @@ export class CallRecordingService {
     const section = (start.agentConfig as { recording?: unknown } | null)?.recording ?? {};
     const parsed = RecordingConfigSchema.safeParse(section);
     if (!parsed.success || !parsed.data.enabled) return undefined;
+    // A call taken back after a warm transfer streams again under the same id: its recording (up to
+    // the hold) is the one kept; a second would write over the first's spool file while it is stored.
+    if (this.live.has(start.callId)) return undefined;
     const { channels } = parsed.data;
     const store = this.stores.current;
     const objectKey = `${start.organizationId}/${start.callId}.wav`;

@@ -26,6 +26,11 @@ export interface AgentSession {
    * buffer was cleared (the audio before it was discarded, not played).
    */
   onMarkEchoed(name: string, cleared: boolean): void;
+  /**
+   * Twilio's answering-machine verdict reached the live agent (context.answeredBy already holds
+   * it). Agents that leave voicemails act on it; the others read the field when they need it.
+   */
+  onAnsweredBy?(answeredBy: string): void;
   /** The call is over (for `reason`); release everything. Never throws. */
   close(reason: string): void;
 }
@@ -91,6 +96,17 @@ export interface AgentCallContext {
    * copying it at start (prompts rendered at start see the value known then).
    */
   answeredBy?: string | null;
+  /**
+   * The voicemail this call leaves when a machine answers (`machine_end_*`): the call's own from
+   * POST /v1/calls, else its agent's default, fixed when the call was placed (only for calls placed
+   * with DetectMessageEnd). Null or absent: the agent converses whoever answers.
+   */
+  voicemailMessage?: string | null;
+  /**
+   * Set when this media stream takes a call back after a warm transfer nobody answered: the agent
+   * says so (instead of its first message) and goes on from the conversation so far.
+   */
+  resumed?: ResumedCall;
   /** The caller's number (E.164) and the number they dialled, as Twilio reported them. */
   callerNumber: string;
   calledNumber: string;
@@ -105,6 +121,16 @@ export interface AgentCallContext {
    * closes the media stream and records `reason` as the call's end reason.
    */
   endCall(reason: string): void;
+}
+
+/** A call an agent takes back after a warm transfer failed (no answer, busy, or Twilio refused the dial). */
+export interface ResumedCall {
+  /** The destination that was tried, as configured (the agent finds its noAnswerMessage by it). */
+  destination: string;
+  /** The conversation's turns before the transfer (oldest first), so the agent goes on where it stopped. */
+  priorTurns: { role: 'user' | 'assistant'; text: string }[];
+  /** Transcript turns are numbered on from here (the earlier media stream recorded the ones before). */
+  nextTranscriptIndex: number;
 }
 
 export interface AgentEngine {

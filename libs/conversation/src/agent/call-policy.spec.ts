@@ -114,6 +114,24 @@ describe('CallPolicy (shared by the pipeline and realtime agents)', () => {
     expect(unreachable.endReasons).toEqual(['agent_hangup']);
   });
 
+  it('hands a warm transfer to the call control and ends its stream as a hand-off; says so when the edge cannot', async () => {
+    const requests: unknown[] = [];
+    const warm = policyUnderTest({ callControl: { warmTransfer: async (request) => void requests.push(request) } });
+    await warm.policy.transfer('+15550009999', { whisper: 'summary', answerTimeoutS: 30, summary: 'Wants billing.' });
+    expect(requests).toEqual([{ to: '+15550009999', whisper: 'summary', answerTimeoutS: 30, summary: 'Wants billing.' }]);
+    // The server records the transfer's steps itself: nothing here, and the edge suspends the call rather than end it.
+    expect(warm.recorder.events).toEqual([]);
+    expect(warm.endReasons).toEqual(['transfer_hold']);
+
+    const webCall = policyUnderTest();
+    await webCall.policy.transfer('+15550009999', { whisper: 'none', answerTimeoutS: 30 });
+    expect(webCall.recorder.events).toEqual([
+      { type: 'transfer_failed', payload: { to: '+15550009999', mode: 'warm', message: 'a warm transfer needs a phone call (Twilio holds the caller in a conference)' } },
+    ]);
+    expect(webCall.said).toEqual(["apology: Sorry, I couldn't transfer your call right now."]);
+    expect(webCall.endReasons).toEqual([]);
+  });
+
   it('does nothing once closed', async () => {
     const c = policyUnderTest();
     c.policy.armIdle();

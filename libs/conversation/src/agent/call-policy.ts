@@ -1,5 +1,12 @@
+import { CallControlError, type WarmTransferPlan } from '../call/call-control';
 import type { AgentConfig } from '../config/agent-config.schema';
 import type { AgentCallContext } from './agent-session';
+
+/**
+ * The reason an agent gives the edge when a warm transfer took its caller: the stream ends, the
+ * call does not (the edge hands it to the server's transfer, which ends or resumes it).
+ */
+export const WARM_TRANSFER_HAND_OFF = 'transfer_hold';
 
 /** Three failed answers in a row: the agent gives up and ends the call rather than apologise for ever. */
 export const MAX_CONSECUTIVE_FAILURES = 3;
@@ -100,17 +107,28 @@ export class CallPolicy {
     this.context.endCall(reason);
   }
 
-  /** Hands the call to `to`; when Twilio refuses, the caller hears so and the call goes on. */
-  async transfer(to: string): Promise<void> {
+  /**
+   * Hands the call to `to` (cold), or puts the caller on hold while `to` is dialled (`warm`); when
+   * Twilio refuses, the caller hears so and the call goes on. After a warm hand-off the server
+   * records every step (transfer_hold, transfer_dialing, ...) and this agent's stream ends.
+   */
+  async transfer(to: string, warm?: WarmTransferPlan): Promise<void> {
     if (this.closed) return;
     this.endingCall = true;
     try {
+      if (warm) {
+        const { callControl } = this.context;
+        if (!callControl.warmTransfer) throw new CallControlError('a warm transfer needs a phone call (Twilio holds the caller in a conference)');
+        await callControl.warmTransfer({ to, ...warm });
+        this.context.endCall(WARM_TRANSFER_HAND_OFF);
+        return;
+      }
       await this.context.callControl.transfer(to);
       this.context.recorder.event('call_transferred', { to });
       this.context.endCall('transferred');
     } catch (error) {
       this.endingCall = false;
-      this.context.recorder.event('transfer_failed', { to, message: messageOf(error) });
+      this.context.recorder.event('transfer_failed', { to, ...(warm && { mode: 'warm' }), message: messageOf(error) });
       await this.agent.say("Sorry, I couldn't transfer your call right now.", 'apology');
     }
   }

@@ -10,6 +10,28 @@ export interface CallControl {
   hangUp(reason: string): Promise<void>;
   /** Cold transfer: the caller is connected to `to` (E.164) and this agent leaves the call. */
   transfer(to: string): Promise<void>;
+  /**
+   * Warm transfer: resolves once the caller is on hold and `to` is being dialled; this media stream
+   * then ends without ending the call (the server connects the caller, or takes the call back to a
+   * new stream of this agent). Absent on edges that cannot hold a call (the browser's web calls).
+   */
+  warmTransfer?(request: WarmTransferRequest): Promise<void>;
+}
+
+/** What a warm transfer needs besides the number (see TransferDestinationSchema for the settings). */
+export interface WarmTransferPlan {
+  /** Played by Twilio to the caller on hold; Twilio's own hold music when absent. */
+  holdMusicUrl?: string;
+  /** 'summary': the person who answers hears what the call is about before being connected. */
+  whisper: 'summary' | 'none';
+  /** How long `to` may ring before the agent takes the caller back. */
+  answerTimeoutS: number;
+  /** The model's summary of the call (bounded); the server builds one from the transcript when absent. */
+  summary?: string;
+}
+
+export interface WarmTransferRequest extends WarmTransferPlan {
+  to: string;
 }
 
 export class CallControlError extends Error {

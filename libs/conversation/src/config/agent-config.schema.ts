@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { SECRET_NAME_PATTERN, SECRET_NAME_RULE } from '@switchboard/secrets/secret-name';
 import { OPERATOR_KEY_ENV_NAMES, operatorKeyEndpointProblem, VAULT_MIGRATION_HINT } from './secret-reference';
+import { TransferDestinationSchema, VoicemailConfigSchema } from './call-handoff.schema';
 
 /**
  * The stored agent configuration (one row per version in agent_config_versions). A call runs with
@@ -133,10 +134,10 @@ export const TransferCallToolSchema = z.strictObject({
   type: z.literal('transfer_call'),
   description: z.string().optional(),
   destinations: z
-    .array(z.strictObject({ number: z.string().regex(/^\+[1-9]\d{6,14}$/, 'must be an E.164 number'), label: z.string().min(1).optional() }))
+    .array(TransferDestinationSchema)
     .min(1)
-    .describe('The only numbers the model may transfer to (E.164); the model picks by number or label.'),
-  message: z.string().min(1).default('Please hold while I transfer your call.').describe('Said before the transfer.'),
+    .describe('The only numbers the model may transfer to (E.164); the model picks by number or label. Each is a cold transfer unless mode is "warm".'),
+  message: z.string().min(1).default('Please hold while I transfer your call.').describe('Said before a cold transfer (a warm one says its holdMessage).'),
 });
 
 export const WebhookToolSchema = z.strictObject({
@@ -192,6 +193,10 @@ export const AgentConfigSchema = z.strictObject({
     .default(1800)
     .meta({ description: 'The call is ended (politely) after this many seconds.', ...conversational }),
   tools: z.array(ToolConfigSchema).max(32).default([]).meta({ description: 'Functions the model may call: end_call, transfer_call, webhook.', ...conversational }),
+  analysis: AnalysisConfigSchema.prefault({}).meta({ description: 'Post-call analysis: a summary, structured data and a success verdict.', ...usedBy('pipeline', 'realtime', 'echo') }),
+  voicemail: VoicemailConfigSchema.nullable()
+    .default(null)
+    .meta({ description: 'Voicemail drop on outbound calls placed with machineDetection DetectMessageEnd (POST /v1/calls may override it); null: none.', ...conversational }),
   recording: RecordingConfigSchema.prefault({}).meta({ description: 'Call recording.', ...usedBy('pipeline', 'realtime', 'echo') }),
   apologyMessage: z
     .string()

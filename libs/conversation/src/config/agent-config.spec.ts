@@ -155,3 +155,30 @@ describe('tool configs', () => {
     expect(parsed.error?.issues[0]?.path).toEqual(['tools']);
   });
 });
+
+describe('warm transfer destinations and the voicemail', () => {
+  const transfer = (destination: object) => ({ tools: [{ type: 'transfer_call', destinations: [{ number: '+15550002000', ...destination }] }] });
+
+  it('stores a cold destination as written (no mode filled in), and a warm one with only what was given', () => {
+    expect(parseAgentConfig(transfer({})).tools[0]).toMatchObject({ destinations: [{ number: '+15550002000' }] });
+    const warm = parseAgentConfig(transfer({ mode: 'warm', answerTimeoutS: 60 })).tools[0];
+    expect(warm).toMatchObject({ destinations: [{ number: '+15550002000', mode: 'warm', answerTimeoutS: 60 }] });
+  });
+
+  it('names every warm-only setting written on a cold destination, and every bound broken on a warm one', () => {
+    expect(problemsOf(transfer({ holdMessage: 'Hold on.', whisper: 'none' })).map((problem) => [problem.path, problem.message])).toEqual([
+      ['tools.0.destinations.0.holdMessage', 'holdMessage applies to warm transfers only (set mode: "warm")'],
+      ['tools.0.destinations.0.whisper', 'whisper applies to warm transfers only (set mode: "warm")'],
+    ]);
+    const paths = problemsOf(transfer({ mode: 'warm', holdMusicUrl: 'http://music.example.com/a.mp3', answerTimeoutS: 121, whisper: 'loud' })).map((problem) => problem.path);
+    expect(paths.sort()).toEqual(['tools.0.destinations.0.answerTimeoutS', 'tools.0.destinations.0.holdMusicUrl', 'tools.0.destinations.0.whisper']);
+    expect(problemsOf(transfer({ mode: 'warm', answerTimeoutS: 4 })).map((problem) => problem.path)).toEqual(['tools.0.destinations.0.answerTimeoutS']);
+  });
+
+  it('takes a voicemail message of 1 to 2000 characters, none by default', () => {
+    expect(parseAgentConfig({}).voicemail).toBeNull();
+    expect(parseAgentConfig({ voicemail: { message: ' Call us back. ' } }).voicemail).toEqual({ message: 'Call us back.' });
+    expect(problemsOf({ voicemail: { message: 'x'.repeat(2001) } }).map((problem) => problem.path)).toEqual(['voicemail.message']);
+    expect(problemsOf({ voicemail: { message: '' } }).map((problem) => problem.path)).toEqual(['voicemail.message']);
+  });
+});

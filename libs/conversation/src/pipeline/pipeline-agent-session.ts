@@ -5,6 +5,8 @@ import { CallerAudio, SpeechHysteresis, TurnDetector, type SpeechStartedEvent, t
 import type { VadFrame } from '@switchboard/inference/vad';
 import type { AgentAudioOutput, AgentCallContext, AgentSession } from '../agent/agent-session';
 import { CallPolicy } from '../agent/call-policy';
+import { VoicemailDrop, type VoicemailPlayback } from '../agent/voicemail-drop';
+import { resumeLineOf, seedHistory } from '../agent/resumed-call';
 import { CallClock } from '../call/call-clock';
 import type { AgentConfig } from '../config/agent-config.schema';
 import { promptVariablesOf, renderPromptTemplate, type PromptVariables } from '../config/prompt-variables';
@@ -16,6 +18,7 @@ import { ConversationHistory } from './conversation-history';
 import { describeDtmfInput, DtmfCollector } from './dtmf-collector';
 import { InterruptionDetector } from './interruption-detector';
 import type { PipelineEngines } from './pipeline-engines';
+import { voicemailPlaybackOf } from '../playback/voicemail-playback';
 
 /** Consecutive failed replies after which the agent gives up and ends the call. */
 /** Extra time allowed for Twilio to echo the last mark after the audio's own length. */
@@ -81,6 +84,8 @@ export class PipelineAgentSession implements AgentSession {
   private readonly log: TranscriptLog;
   /** Idle prompts, the time limit, the failure budget, hang-up and transfer: shared with the realtime agent. */
   private readonly policy: CallPolicy;
+  /** A machine answered (outbound, DetectMessageEnd): the message replaces the conversation. */
+  private readonly voicemail: VoicemailDrop;
   private closed = false;
 
   constructor(
@@ -91,9 +96,11 @@ export class PipelineAgentSession implements AgentSession {
     engines: Promise<PipelineEngines>,
   ) {
     this.clock = new CallClock(context.callStartedAt);
-    this.log = new TranscriptLog(context.recorder);
+    // A call taken back after a warm transfer numbers its turns on and remembers what was said.
+    this.log = new TranscriptLog(context.recorder, context.resumed?.nextTranscriptIndex);
     this.variables = promptVariablesOf(context);
     this.history = new ConversationHistory(renderPromptTemplate(config.systemPrompt, this.variables));
+    seedHistory(this.history, context.resumed?.priorTurns);
     const threshold = config.turn.threshold;
     this.interruptions = new InterruptionDetector(
       { threshold, negativeThreshold: SpeechHysteresis.defaultNegativeThreshold(threshold), minSpeechMs: config.interruptions.minSpeechMs },
@@ -112,6 +119,10 @@ export class PipelineAgentSession implements AgentSession {
         this.cancelSpeculation();
       },
     });
+    this.voicemail = new VoicemailDrop(context, this.variables, {
+      leaveMessage: (text) => this.leaveVoicemail(text),
+      hangUp: (reason) => this.policy.hangUp(reason),
+    });
     this.ready = engines.then(
       (ready) => this.start(ready),
       (error: unknown) => this.fail('engines_unavailable', error),
@@ -119,7 +130,8 @@ export class PipelineAgentSession implements AgentSession {
   }
 
   pushAudio(pcm: Int16Array): void {
-    if (this.closed) return;
+    // A recording machine is listening once a voicemail starts: nothing it hears is a turn.
+    if (this.closed || this.voicemail.active) return;
     const atMs = this.clock.nowMs();
     // `pcm` is the call edge's reused buffer: held audio is copied, live audio is not (ingest
     // copies what it keeps into the caller-audio ring and the VAD stream's queue).
@@ -131,8 +143,13 @@ export class PipelineAgentSession implements AgentSession {
   }
 
   onDtmf(digit: string): void {
-    if (this.closed) return;
+    if (this.closed || this.voicemail.active) return;
     this.dtmf.push(digit);
+  }
+
+  onAnsweredBy(): void {
+    // Before the engines are ready, start() looks at the verdict instead.
+    if (!this.closed && this.engines) this.voicemail.startIfDue();
   }
 
   onMarkEchoed(name: string, cleared: boolean): void {
@@ -175,7 +192,7 @@ export class PipelineAgentSession implements AgentSession {
       endOfTurnClassifier: this.config.turn.endOfTurnModel ? engines.endOfTurnClassifier : undefined,
     }, this.callerAudio);
     this.turnDetector.onEvent((event) => {
-      if (this.closed) return;
+      if (this.closed || this.voicemail.active) return;
       if (event.type === 'speech_started') this.onSpeechStarted(event);
       else if (event.type === 'turn_ended') void this.onTurnEnded(event);
       else this.context.recorder.event('end_of_turn_model_failed', { message: event.error.message });
@@ -183,8 +200,12 @@ export class PipelineAgentSession implements AgentSession {
     this.policy.startMaxDuration(this.clock.nowMs());
     const pending = this.pendingAudio ?? [];
     this.pendingAudio = undefined;
+    // The machine's verdict came before the stream (asynchronous detection): the message, no greeting.
+    if (this.voicemail.startIfDue()) return;
     for (const frame of pending) this.ingest(frame.pcm, frame.atMs);
-    if (this.config.firstMessage !== null) void this.speakScripted(renderPromptTemplate(this.config.firstMessage, this.variables), 'first_message');
+    const resumeLine = resumeLineOf(this.config, this.context.resumed);
+    if (resumeLine !== undefined) void this.speakScripted(resumeLine, 'transfer_return');
+    else if (this.config.firstMessage !== null) void this.speakScripted(renderPromptTemplate(this.config.firstMessage, this.variables), 'first_message');
     else this.policy.armIdle();
   }
 
@@ -273,13 +294,13 @@ export class PipelineAgentSession implements AgentSession {
     try {
       text = (await asr.finish()).text.trim();
     } catch (error) {
-      if (this.closed) return;
+      if (this.closed || this.voicemail.active) return;
       this.cancelSpeculation();
       this.context.recorder.event('asr_error', engineErrorPayload(error));
       await this.policy.answerFailed();
       return;
     }
-    if (this.closed) return;
+    if (this.closed || this.voicemail.active) return;
     timing.asrFinalMs = this.clock.nowMs();
     if (text.length === 0) {
       this.cancelSpeculation();
@@ -409,7 +430,7 @@ export class PipelineAgentSession implements AgentSession {
 
   private async performAction(action: ToolAction): Promise<void> {
     if (action.type === 'end_call') return this.policy.hangUp('agent_hangup');
-    if (action.type === 'transfer') return this.policy.transfer(action.to);
+    if (action.type === 'transfer') return this.policy.transfer(action.to, action.warm);
     this.policy.armIdle();
   }
 
@@ -484,6 +505,42 @@ export class PipelineAgentSession implements AgentSession {
   }
 
   // ---- closing words ------------------------------------------------------------------------
+
+  /**
+   * The voicemail: whatever the agent was saying or preparing stops (cleared at Twilio: it was
+   * said over the machine's greeting), then the message is said and waited for, bounded like every
+   * playback wait. Caller audio is ignored from now on (pushAudio).
+   */
+  private async leaveVoicemail(text: string): Promise<VoicemailPlayback> {
+    this.policy.markEnding();
+    this.cancelSpeculation();
+    this.asrSession?.cancel();
+    this.asrSession = undefined;
+    this.userSpeechStartedAt = undefined;
+    const current = this.currentReply;
+    if (current && !current.cancelled && current.tracker.playing) {
+      this.output.clear();
+      current.cancel();
+      this.recordInterruptedReply(current, 'voicemail', this.clock.nowMs());
+      current.tracker.abandon();
+    } else {
+      current?.cancel();
+    }
+    this.interruptions.setArmed(false);
+    const reply = this.newReply();
+    this.currentReply = reply;
+    this.currentReplySource = 'voicemail';
+    const end = await reply.speakScripted(text);
+    if (end.kind === 'failed') this.context.recorder.event('tts_error', engineErrorPayload(end.error));
+    if (end.kind === 'completed') await this.waitForPlayback(reply);
+    const playback = voicemailPlaybackOf(text, reply.tracker, this.closed);
+    if (!this.closed && playback.sentMs > 0) {
+      const startMs = reply.milestones.firstFrameSentMs ?? this.clock.nowMs();
+      const heard = playback.heardInFull ? undefined : reply.tracker.heardTextFrom(0);
+      this.log.turn('assistant', 'voicemail', reply.tracker.sentTextFrom(0), startMs, this.clock.nowMs(), heard);
+    }
+    return playback;
+  }
 
   private async sayThenHangUp(text: string, reason: string): Promise<void> {
     this.policy.markEnding();

@@ -26,7 +26,7 @@ export class AgentSpeech {
       lines: RequestedLines;
       /** The agent started or stopped being heard (barge-in listens exactly then). */
       onPlayingChanged(playing: boolean): void;
-      onItemStarted(): void;
+      onItemStarted(item: SpokenItem): void;
     },
   ) {}
 
@@ -112,7 +112,7 @@ export class AgentSpeech {
     item.tracker.beginSegment('');
     this.item = item;
     this.nextTurnEnd = undefined;
-    this.deps.onItemStarted();
+    this.deps.onItemStarted(item);
     if (!wasPlaying) this.deps.onPlayingChanged(true);
     return item;
   }

@@ -10,6 +10,8 @@ import type {
 import type { VadStream } from '@switchboard/inference/vad';
 import type { AgentAudioOutput, AgentCallContext, AgentSession } from '../agent/agent-session';
 import { CallPolicy } from '../agent/call-policy';
+import { priorConversationNote, resumeLineOf } from '../agent/resumed-call';
+import { VoicemailDrop } from '../agent/voicemail-drop';
 import { CallClock } from '../call/call-clock';
 import type { AgentConfig } from '../config/agent-config.schema';
 import { promptVariablesOf, renderPromptTemplate, type PromptVariables } from '../config/prompt-variables';
@@ -24,6 +26,7 @@ import { RealtimeToolCalls } from './realtime-tool-calls';
 import { RealtimeTranscript } from './realtime-transcript';
 import { RequestedLines } from './requested-lines';
 import { ResponseLedger } from './response-ledger';
+import { RealtimeVoicemail } from './realtime-voicemail';
 import { heardTextOf, waitForPlayback, type SpokenItem } from './spoken-item';
 
 /** Caller audio held while the model's session is connecting (about 10 s of 20 ms frames). */
@@ -75,6 +78,9 @@ export class RealtimeAgentSession implements AgentSession {
   private speechStartedAtMs: number | undefined;
   /** Idle prompts, the time limit, the failure budget, hang-up and transfer: shared with the pipeline agent. */
   private readonly policy: CallPolicy;
+  /** A machine answered (outbound, DetectMessageEnd): the message replaces the conversation. */
+  private readonly voicemail: VoicemailDrop;
+  private readonly voicemailSpeech: RealtimeVoicemail;
   private closed = false;
 
   constructor(
@@ -85,7 +91,8 @@ export class RealtimeAgentSession implements AgentSession {
   ) {
     this.clock = new CallClock(context.callStartedAt);
     this.variables = promptVariablesOf(context);
-    this.instructions = renderPromptTemplate(this.config.systemPrompt, this.variables);
+    // A call taken back after a warm transfer: the new model session learns what was said before.
+    this.instructions = renderPromptTemplate(this.config.systemPrompt, this.variables) + priorConversationNote(context.resumed?.priorTurns);
     this.tools = deps.tools;
     this.dtmf = new DtmfCollector({ onInput: (digits) => this.onDtmfInput(digits) });
     this.policy = new CallPolicy(context, config, {
@@ -97,7 +104,7 @@ export class RealtimeAgentSession implements AgentSession {
         if (speaking) this.bargeIn(speaking, 'max_duration');
       },
     });
-    this.transcript = new RealtimeTranscript(context.recorder, this.clock);
+    this.transcript = new RealtimeTranscript(context.recorder, this.clock, context.resumed?.nextTranscriptIndex);
     this.lines = new RequestedLines(this.responses, {
       onTimeout: (line) => {
         if (line.then) this.context.recorder.event('closing_words_timeout', { source: line.source });
@@ -110,7 +117,19 @@ export class RealtimeAgentSession implements AgentSession {
       transcript: this.transcript,
       lines: this.lines,
       onPlayingChanged: (playing) => this.interruptions?.setArmed(playing),
-      onItemStarted: () => this.policy.pauseIdle(),
+      onItemStarted: (item) => {
+        this.policy.pauseIdle();
+        this.voicemailSpeech.itemStarted(item);
+      },
+    });
+    this.voicemailSpeech = new RealtimeVoicemail({
+      stopConversation: () => this.stopForVoicemail(),
+      say: (text, source, then, timeoutMs) => this.say(text, source, then, timeoutMs),
+      isClosed: () => this.closed,
+    });
+    this.voicemail = new VoicemailDrop(context, this.variables, {
+      leaveMessage: (text) => this.voicemailSpeech.leaveMessage(text),
+      hangUp: (reason) => this.policy.hangUp(reason),
     });
     this.pendingAction = new PendingToolAction((toolName) => {
       this.context.recorder.event('closing_words_timeout', { tool: toolName });
@@ -132,7 +151,8 @@ export class RealtimeAgentSession implements AgentSession {
 
   /** The caller's mu-law, straight from the call: to the model untouched, decoded only for the barge-in VAD. */
   pushMulaw(mulaw: Uint8Array): void {
-    if (this.closed) return;
+    // A recording machine is listening once a voicemail starts: the model must not answer it.
+    if (this.closed || this.voicemail.active) return;
     if (this.interruptions) {
       if (this.decodedForVad.length < mulaw.length) this.decodedForVad = new Int16Array(mulaw.length);
       this.interruptions.push(decodeMulaw(mulaw, this.decodedForVad.subarray(0, mulaw.length)));
@@ -166,11 +186,17 @@ export class RealtimeAgentSession implements AgentSession {
     this.speech.onMarkEchoed(name, cleared);
   }
 
+  onAnsweredBy(): void {
+    // Before the model is connected, connect() looks at the verdict instead.
+    if (!this.closed && this.session) this.voicemail.startIfDue();
+  }
+
   close(reason: string): void {
     if (this.closed) return;
     const speaking = this.speech.current;
     if (speaking) this.speech.finish(speaking, true);
     this.closed = true;
+    this.voicemailSpeech.callClosed();
     this.policy.close();
     this.pendingAction.close();
     this.lines.close();
@@ -221,10 +247,15 @@ export class RealtimeAgentSession implements AgentSession {
     session.on('closed', (event) => {
       if (!event.byClient && !this.closed) this.fail('realtime_connection_lost', event.error ?? new Error('connection closed'));
     });
-    for (const frame of this.pendingAudio ?? []) this.sendToModel(session, frame);
+    const held = this.pendingAudio ?? [];
     this.pendingAudio = undefined;
+    // The machine's verdict came before the model was ready (asynchronous detection): the message, no greeting.
+    if (this.voicemail.startIfDue()) return;
+    for (const frame of held) this.sendToModel(session, frame);
     this.policy.startMaxDuration(this.clock.nowMs());
-    if (this.config.firstMessage !== null) this.say(renderPromptTemplate(this.config.firstMessage, this.variables), 'first_message');
+    const resumeLine = resumeLineOf(this.config, this.context.resumed);
+    if (resumeLine !== undefined) this.say(resumeLine, 'transfer_return');
+    else if (this.config.firstMessage !== null) this.say(renderPromptTemplate(this.config.firstMessage, this.variables), 'first_message');
     else this.policy.armIdle();
     for (const digits of this.heldDtmfInputs.splice(0)) this.onDtmfInput(digits);
   }
@@ -237,13 +268,13 @@ export class RealtimeAgentSession implements AgentSession {
    * Asks the model to say a fixed line (greeting, idle prompt, filler, apology, closing words).
    * With `then`, that runs once the caller has heard it, or after a bound should the model stay silent.
    */
-  private say(text: string, source: TranscriptSource, then?: () => Promise<void>): void {
+  private say(text: string, source: TranscriptSource, then?: () => Promise<void>, timeoutMs?: number): void {
     const session = this.session;
     if (!session?.isOpen) {
       if (then) void then();
       return;
     }
-    this.lines.expect(text, source, then);
+    this.lines.expect(text, source, then, timeoutMs);
     this.requestResponse(session, `Say exactly this, and nothing else: "${text}"`);
   }
 
@@ -397,6 +428,18 @@ export class RealtimeAgentSession implements AgentSession {
     this.requestResponse(this.session, `${this.instructions}\n\n${text} on their keypad. React to it.`);
   }
 
+  /** The voicemail starts: what the model is saying is cut (it was said over the greeting), a pending tool action is dropped. */
+  private stopForVoicemail(): void {
+    this.policy.markEnding();
+    this.pendingAction.take();
+    const item = this.speech.current;
+    if (!item) return;
+    this.output.clear();
+    this.session?.cancelResponse();
+    if (this.session?.isOpen) this.session.truncate(item.itemId, item.tracker.heardSeconds * 1000);
+    this.speech.finish(item, true);
+  }
+
   // ---- tool actions -------------------------------------------------------------------------
 
   private async performPending(): Promise<void> {
@@ -415,9 +458,10 @@ export class RealtimeAgentSession implements AgentSession {
       return this.say(action.goodbye, 'closing', () => this.policy.hangUp('agent_hangup'));
     }
     if (action.type !== 'transfer') return;
-    if (modelSpoke) return this.policy.transfer(action.to);
+    if (modelSpoke && !action.warm) return this.policy.transfer(action.to);
     this.policy.markEnding();
-    this.say(action.message, 'closing', () => this.policy.transfer(action.to));
+    // A warm transfer always says its hold message: the caller must know they are being put on hold.
+    this.say(action.message, 'closing', () => this.policy.transfer(action.to, action.warm));
   }
 
   private fail(code: string, error: unknown): void {

@@ -4,12 +4,16 @@ import { heardTextOf, spokenTextOf, type SpokenItem } from './spoken-item';
 
 /** The call's transcript turns and latency waterfalls, numbered in the order they are recorded. */
 export class RealtimeTranscript {
-  private nextIndex = 0;
+  private nextIndex: number;
 
+  /** `firstIndex`: where numbering starts (a call taken back after a warm transfer goes on from its earlier turns). */
   constructor(
     private readonly recorder: ConversationRecorder,
     private readonly clock: CallClock,
-  ) {}
+    firstIndex = 0,
+  ) {
+    this.nextIndex = firstIndex;
+  }
 
   /** One turn; `heardText` is given for a cut assistant turn (what the caller heard of it). */
   turn(role: 'user' | 'assistant', source: TranscriptSource, text: string, startMs: number, endMs: number, heardText: string | null): number {

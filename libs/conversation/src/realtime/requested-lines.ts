@@ -44,8 +44,11 @@ export class RequestedLines {
     return this.line;
   }
 
-  /** A line about to be asked for; it replaces the one waited for so far. */
-  expect(text: string, source: TranscriptSource, then?: () => Promise<void>): RequestedLine {
+  /**
+   * A line about to be asked for; it replaces the one waited for so far. `timeoutMs` bounds the
+   * wait for the caller to have heard it (a long line, a voicemail, needs longer than a goodbye).
+   */
+  expect(text: string, source: TranscriptSource, then?: () => Promise<void>, timeoutMs = CLOSING_WORDS_TIMEOUT_MS): RequestedLine {
     if (this.line) {
       clearTimeout(this.line.fallback);
       this.line.markGenerated();
@@ -58,7 +61,7 @@ export class RequestedLines {
     line.fallback = setTimeout(() => {
       this.hooks.onTimeout(line);
       void this.finish(line);
-    }, CLOSING_WORDS_TIMEOUT_MS);
+    }, timeoutMs);
     this.line = line;
     return line;
   }

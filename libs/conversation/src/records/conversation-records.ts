@@ -6,8 +6,21 @@
 
 export type TranscriptRole = 'user' | 'assistant';
 
-/** How a turn came about: spoken, typed on the keypad, or said by the agent on its own. */
-export type TranscriptSource = 'speech' | 'dtmf' | 'first_message' | 'idle_prompt' | 'tool_filler' | 'apology' | 'closing';
+/**
+ * How a turn came about: spoken, typed on the keypad, or said by the agent on its own (`voicemail`:
+ * the message left on an answering machine; `transfer_return`: the agent taking the caller back
+ * after a warm transfer nobody answered).
+ */
+export type TranscriptSource =
+  | 'speech'
+  | 'dtmf'
+  | 'first_message'
+  | 'idle_prompt'
+  | 'tool_filler'
+  | 'apology'
+  | 'closing'
+  | 'voicemail'
+  | 'transfer_return';
 
 export interface TranscriptTurnRecord {
   /** 0, 1, 2 ... in the order the turns ended. */

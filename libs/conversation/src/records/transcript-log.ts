@@ -10,9 +10,15 @@ export type LatencySteps = { [K in Exclude<keyof TurnLatencyRecord, 'turnIndex'>
  * for latency steps). Shared by the pipeline and realtime agents so their records read the same.
  */
 export class TranscriptLog {
-  private nextIndex = 0;
+  private nextIndex: number;
 
-  constructor(private readonly recorder: ConversationRecorder) {}
+  /** `firstIndex`: where numbering starts (a call taken back after a warm transfer goes on from its earlier turns). */
+  constructor(
+    private readonly recorder: ConversationRecorder,
+    firstIndex = 0,
+  ) {
+    this.nextIndex = firstIndex;
+  }
 
   /** Records a turn; `heardText` marks it as cut short (the caller heard only that). Returns its index. */
   turn(role: TranscriptRole, source: TranscriptSource, text: string, startMs: number, endMs: number, heardText?: string): number {

@@ -1,5 +1,5 @@
 import { EndCallToolSchema, TransferCallToolSchema } from '../config/agent-config.schema';
-import { endCallTool, transferCallTool } from './built-in-tools';
+import { endCallTool, MAX_TRANSFER_SUMMARY_CHARS, transferCallTool } from './built-in-tools';
 
 describe('end_call', () => {
   const tool = endCallTool(EndCallToolSchema.parse({ type: 'end_call', goodbye: 'Thanks, bye!' }));
@@ -79,5 +79,50 @@ describe('transfer_call', () => {
       action: { type: 'none' },
     });
     expect(tool.run({ id: 'tc_3', name: 'transfer_call', arguments: '{"destination"' }).action).toEqual({ type: 'none' });
+  });
+});
+
+describe('transfer_call with a warm destination', () => {
+  const tool = transferCallTool(
+    TransferCallToolSchema.parse({
+      type: 'transfer_call',
+      destinations: [
+        { number: '+15550002000', label: 'Sales' },
+        { number: '+15550004000', label: 'Billing', mode: 'warm', holdMusicUrl: 'https://music.example.com/hold.mp3', answerTimeoutS: 45 },
+      ],
+    }),
+  );
+
+  it('asks the model for a summary, which only a warm transfer uses', () => {
+    expect(tool.definition.parameters).toMatchObject({
+      properties: { destination: { enum: ['+15550002000', '+15550004000'] }, summary: { type: 'string', maxLength: MAX_TRANSFER_SUMMARY_CHARS } },
+      required: ['destination'],
+    });
+  });
+
+  it('asks the runtime to say the hold message and hand the call over warm, with the model\'s summary, its spaces folded', () => {
+    const outcome = tool.run({ id: 'tc_1', name: 'transfer_call', arguments: JSON.stringify({ destination: '+15550004000', summary: '  Ada   wants a refund.\n' }) });
+    expect(outcome.result).toEqual({ transferring: true, to: '+15550004000', mode: 'warm' });
+    expect(outcome.action).toEqual({
+      type: 'transfer',
+      to: '+15550004000',
+      message: 'Please hold while I connect you.',
+      warm: { holdMusicUrl: 'https://music.example.com/hold.mp3', whisper: 'summary', answerTimeoutS: 45, summary: 'Ada wants a refund.' },
+    });
+  });
+
+  it('bounds the summary whatever the model wrote, and goes without one', () => {
+    const long = tool.run({ id: 'tc_1', name: 'transfer_call', arguments: JSON.stringify({ destination: '+15550004000', summary: 'x'.repeat(5000) }) });
+    expect(long.action.type === 'transfer' && long.action.warm?.summary?.length).toBe(MAX_TRANSFER_SUMMARY_CHARS);
+    const none = tool.run({ id: 'tc_2', name: 'transfer_call', arguments: JSON.stringify({ destination: '+15550004000', summary: 42 }) });
+    expect(none.action.type === 'transfer' && none.action.warm).toEqual({ holdMusicUrl: 'https://music.example.com/hold.mp3', whisper: 'summary', answerTimeoutS: 45 });
+  });
+
+  it('keeps a cold destination of the same tool exactly as before (no summary passed on)', () => {
+    expect(tool.run({ id: 'tc_1', name: 'transfer_call', arguments: JSON.stringify({ destination: '+15550002000', summary: 'ignored' }) }).action).toEqual({
+      type: 'transfer',
+      to: '+15550002000',
+      message: 'Please hold while I transfer your call.',
+    });
   });
 });

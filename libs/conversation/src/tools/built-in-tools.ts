@@ -1,5 +1,7 @@
 import type { ToolDefinition } from '@switchboard/inference/llm';
+import type { WarmTransferPlan } from '../call/call-control';
 import type { EndCallToolConfig, TransferCallToolConfig } from '../config/agent-config.schema';
+import { WARM_TRANSFER_DEFAULTS, type TransferDestination } from '../config/call-handoff.schema';
 import { parseToolArguments } from './tool-arguments';
 import type { ToolInvocation, ToolOutcome } from './tool-contracts';
 import { excerpt, failed, succeeded } from './tool-outcome';
@@ -43,9 +45,20 @@ function destinationList(config: TransferCallToolConfig): string {
   return config.destinations.map((d) => (d.label === undefined ? d.number : `${d.number} (${d.label})`)).join(', ');
 }
 
+/** The longest summary a warm transfer's whisper carries (Twilio <Say> reads it to the person who answers). */
+export const MAX_TRANSFER_SUMMARY_CHARS = 600;
+
+const SUMMARY_PARAMETER = {
+  type: 'string',
+  maxLength: MAX_TRANSFER_SUMMARY_CHARS,
+  description: 'For a warm transfer: one or two sentences for the person taking the call (who is calling, what they need, what was done so far).',
+};
+
 export function transferCallTool(config: TransferCallToolConfig): BuiltInTool {
   const numbers = config.destinations.map((d) => d.number);
   const listed = destinationList(config);
+  // The model writes the summary only where some destination is warm: a cold transfer has nobody to tell.
+  const anyWarm = config.destinations.some((d) => d.mode === 'warm');
   const description =
     config.description ??
     'Transfer the caller to a person or another department. Use it when the caller asks for a human, or when ' +
@@ -60,6 +73,7 @@ export function transferCallTool(config: TransferCallToolConfig): BuiltInTool {
         type: 'object',
         properties: {
           destination: { type: 'string', enum: numbers, description: `The number to transfer to, one of: ${listed}.` },
+          ...(anyWarm && { summary: SUMMARY_PARAMETER }),
         },
         required: ['destination'],
         additionalProperties: false,
@@ -71,8 +85,24 @@ export function transferCallTool(config: TransferCallToolConfig): BuiltInTool {
       const destination = parsed.value.destination;
       if (typeof destination !== 'string') return failed(`"destination" is required: one of ${listed}`);
       // Only configured numbers: the model must never be talked into dialling a number the caller names.
-      if (!numbers.includes(destination)) return failed(`"${excerpt(destination, 40)}" is not an allowed destination; use one of ${listed}`);
-      return succeeded({ transferring: true, to: destination }, { type: 'transfer', to: destination, message: config.message });
+      const chosen = config.destinations.find((d) => d.number === destination);
+      if (chosen === undefined) return failed(`"${excerpt(destination, 40)}" is not an allowed destination; use one of ${listed}`);
+      if (chosen.mode !== 'warm') return succeeded({ transferring: true, to: destination }, { type: 'transfer', to: destination, message: config.message });
+      return succeeded(
+        { transferring: true, to: destination, mode: 'warm' },
+        { type: 'transfer', to: destination, message: chosen.holdMessage ?? WARM_TRANSFER_DEFAULTS.holdMessage, warm: warmPlanOf(chosen, parsed.value.summary) },
+      );
     },
+  };
+}
+
+function warmPlanOf(destination: TransferDestination, summary: unknown): WarmTransferPlan {
+  // Bounded here whatever the model wrote (the schema's maxLength is advice to the model, not enforced on it).
+  const text = typeof summary === 'string' ? summary.replace(/\s+/g, ' ').trim().slice(0, MAX_TRANSFER_SUMMARY_CHARS) : '';
+  return {
+    ...(destination.holdMusicUrl !== undefined && { holdMusicUrl: destination.holdMusicUrl }),
+    whisper: destination.whisper ?? WARM_TRANSFER_DEFAULTS.whisper,
+    answerTimeoutS: destination.answerTimeoutS ?? WARM_TRANSFER_DEFAULTS.answerTimeoutS,
+    ...(text.length > 0 && { summary: text }),
   };
 }

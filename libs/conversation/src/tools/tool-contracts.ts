@@ -1,4 +1,5 @@
 import type { ToolDefinition } from '@switchboard/inference/llm';
+import type { WarmTransferPlan } from '../call/call-control';
 
 /** Who is asking a tool to run. Sent to webhook tools so the business can tie it to the call. */
 export interface ToolCallContext {
@@ -16,8 +17,8 @@ export type ToolAction =
   | { type: 'none' }
   /** Say `goodbye` (unless the model already said its own), then hang up. */
   | { type: 'end_call'; goodbye: string }
-  /** Say `message`, then transfer the call to `to`. */
-  | { type: 'transfer'; to: string; message: string };
+  /** Say `message`, then transfer the call to `to` (cold, or warm when `warm` is set). */
+  | { type: 'transfer'; to: string; message: string; warm?: WarmTransferPlan };
 
 export interface ToolOutcome {
   /** Content of the `tool` message the model sees next: the result as JSON text, or a clear error. */

@@ -27,6 +27,8 @@ export interface StreamCallContext {
   variables: Record<string, string>;
   /** Twilio's answering-machine verdict, when it was known as the stream started (async AMD may come later). */
   answeredBy: string | null;
+  /** The voicemail to leave when a machine answers (outbound calls placed with DetectMessageEnd); null: none. */
+  voicemailMessage: string | null;
   /** The scenario test run that placed the call (web calls only); null for every other call. */
   testRunId: string | null;
 }
@@ -91,6 +93,7 @@ export class CallStreamRepository {
         started_at: Date;
         variables: JsonValue;
         answered_by: string | null;
+        voicemail_message: string | null;
         test_run_id: string | null;
       }>
     >(Prisma.sql`
@@ -107,10 +110,10 @@ export class CallStreamRepository {
           AND stream_token_expires_at > ${nowIso}::timestamptz
           AND ${accountMatches}
         RETURNING organization_id, agent_id, agent_config_version, twilio_call_sid, twilio_account_sid, from_number, to_number,
-                  started_at, variables, answered_by, test_run_id
+                  started_at, variables, answered_by, voicemail_message, test_run_id
       )
       SELECT c.organization_id, a.id AS agent_id, a.engine, v.version, v.config,
-             c.twilio_call_sid, c.twilio_account_sid, c.from_number, c.to_number, c.started_at, c.variables, c.answered_by, c.test_run_id
+             c.twilio_call_sid, c.twilio_account_sid, c.from_number, c.to_number, c.started_at, c.variables, c.answered_by, c.voicemail_message, c.test_run_id
       FROM claimed c
       JOIN agents a ON a.id = c.agent_id
       JOIN agent_config_versions v ON v.agent_id = c.agent_id AND v.version = c.agent_config_version`);
@@ -132,6 +135,7 @@ export class CallStreamRepository {
           startedAt: new Date(row.started_at),
           variables: toCallRecordVariables(row.variables),
           answeredBy: row.answered_by,
+          voicemailMessage: row.voicemail_message,
           testRunId: row.test_run_id,
         },
       };

@@ -21,6 +21,8 @@ export const TRANSCRIPT_SOURCES = [
   'tool_filler',
   'apology',
   'closing',
+  'voicemail',
+  'transfer_return',
 ] as const;
 export type TranscriptSource = (typeof TRANSCRIPT_SOURCES)[number];
 

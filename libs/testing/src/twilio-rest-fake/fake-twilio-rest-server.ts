@@ -16,6 +16,10 @@ import type {
   FakeTwilioOperation,
   RecordedTwilioRequest,
 } from './fake-twilio-rest-types';
+import { FakeCallProgress } from './fake-call-progress';
+import type { FakeConference } from './fake-conferences';
+import type { FakeWebhookDelivery } from './fake-webhook-sender';
+import type { TwimlProgram } from './twiml-program';
 import { incomingNumberResource, incomingNumbersPage, newIncomingNumber } from './incoming-number-resource';
 import { field, fieldList, parseParams, routeRequest } from './twilio-rest-routing';
 
@@ -54,7 +58,9 @@ function invalidParameter(message: string): FakeTwilioError {
  * needs HTTP Basic auth with that account's SID and auth token (401, code 20003 otherwise, as Twilio
  * answers), and sees only that account's calls and numbers. Every request is recorded; failNext
  * injects failures; onCallUpdate lets a test react to an update the way Twilio would (e.g. close the
- * media stream after a hang-up or transfer).
+ * media stream after a hang-up or transfer). It also plays Twilio's side of the calls (ringCall,
+ * answerCall, endCall, after deliverWebhooksTo): signed status callbacks, TwiML fetched when a test
+ * answers a created call, <Say>s recorded, conferences joined and left with their callbacks.
  */
 export class FakeTwilioRestServer {
   /** The default account (constructor options), which addCall and create requests use unless told otherwise. */
@@ -76,6 +82,16 @@ export class FakeTwilioRestServer {
     fetch_account: [],
   };
   private readonly sockets = new Set<Socket>();
+  /**
+   * Twilio's side of calls beyond the REST API, which tests drive as the phone network would: calls
+   * ring, are answered (their TwiML fetched and run) or not, conferences fill and empty, and every
+   * step is called back to the application, signed (see FakeCallProgress; deliverWebhooksTo first).
+   */
+  private readonly network = new FakeCallProgress({
+    authTokenOf: (accountSid) => this.knownAccount(accountSid).authToken,
+    call: (sid) => this.callsBySid.get(sid),
+    applyStatus: (call, status) => this.applyStatus(call, status),
+  });
 
   private constructor(
     private readonly server: Server,
@@ -153,6 +169,40 @@ export class FakeTwilioRestServer {
     return [...this.numbersBySid.values()].find((n) => n.phoneNumber === e164);
   }
 
+  // ---- the phone network's side (FakeCallProgress documents each) ------------------------------
+
+  deliverWebhooksTo(publicBaseUrl: string, localBaseUrl: string): void {
+    this.network.deliverWebhooksTo(publicBaseUrl, localBaseUrl);
+  }
+
+  get webhookDeliveries(): readonly FakeWebhookDelivery[] {
+    return this.network.webhookDeliveries;
+  }
+
+  webhooksSettled(): Promise<void> {
+    return this.network.webhooksSettled();
+  }
+
+  get conferences(): readonly FakeConference[] {
+    return this.network.conferences;
+  }
+
+  conference(name: string): FakeConference | undefined {
+    return this.network.conference(name);
+  }
+
+  ringCall(sid: string): void {
+    this.network.ring(sid);
+  }
+
+  answerCall(sid: string): Promise<TwimlProgram> {
+    return this.network.answer(sid);
+  }
+
+  endCall(sid: string, status: 'completed' | 'busy' | 'no-answer' | 'failed' | 'canceled'): void {
+    this.network.finish(sid, status);
+  }
+
   /** Every account's calls, by CA sid. */
   get calls(): ReadonlyMap<string, Readonly<FakeCall>> {
     return this.callsBySid;
@@ -223,6 +273,7 @@ export class FakeTwilioRestServer {
       startTime: status === 'queued' || status === 'ringing' ? null : now,
       endTime: ENDED.has(status) ? now : null,
       statusCallbackEvents: [],
+      said: [],
     };
     this.callsBySid.set(added.sid, added);
     return added;
@@ -316,6 +367,8 @@ export class FakeTwilioRestServer {
     call.statusCallback = field(form, 'StatusCallback');
     call.statusCallbackEvents = fieldList(form, 'StatusCallbackEvent');
     call.machineDetection = field(form, 'MachineDetection');
+    const timeout = field(form, 'Timeout');
+    if (timeout !== undefined) call.timeout = Number(timeout);
     this.sendJson(res, recorded, 201, callResource(call));
   }
 
@@ -350,6 +403,13 @@ export class FakeTwilioRestServer {
       kind = 'redirect';
     }
     this.sendJson(res, recorded, 200, callResource(call));
+    // As Twilio does once it accepted the update: the call leaves its conference, runs its new TwiML, reports its end.
+    try {
+      if (kind === 'hang_up') this.network.ended(call);
+      else if (kind === 'redirect') this.network.redirected(call);
+    } catch (error) {
+      this.hookErrors.push(error);
+    }
     if (kind !== undefined) this.notifyUpdate({ call: { ...call }, form, kind });
   }
 

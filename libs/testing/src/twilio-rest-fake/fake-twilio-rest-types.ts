@@ -70,6 +70,10 @@ export interface FakeCall {
   statusCallback?: string;
   statusCallbackEvents: string[];
   machineDetection?: string;
+  /** calls.create Timeout: seconds the destination may ring (the fake records it; tests end the ringing). */
+  timeout?: number;
+  /** Every <Say> the call's TwiML spoke to it, in order (a warm transfer's whisper). */
+  said: string[];
 }
 
 /** One request as received, whatever was answered (401s and injected failures included). */

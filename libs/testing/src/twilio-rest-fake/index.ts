@@ -13,3 +13,6 @@ export type {
   FakeTwilioOperation,
   RecordedTwilioRequest,
 } from './fake-twilio-rest-types';
+export type { FakeConference, FakeConferenceParticipant } from './fake-conferences';
+export type { FakeWebhookDelivery } from './fake-webhook-sender';
+export { readTwimlProgram, type FakeConferenceNoun, type TwimlProgram } from './twiml-program';
