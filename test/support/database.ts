@@ -22,6 +22,10 @@ import { TransactionRunner } from '../../libs/persistence/src/transaction-runner
 import { WebhookOutbox } from '../../libs/persistence/src/webhooks/webhook-outbox';
 import { CallAdmissionService } from '../../apps/server/src/call-lifecycle/call-admission.service';
 import { CallEndService } from '../../apps/server/src/call-lifecycle/call-end.service';
+import { CampaignOutcomes } from '../../apps/server/src/campaigns/campaign-outcomes.service';
+import { Clock } from '../../apps/server/src/common/clock';
+import { CampaignDialingRepository } from '../../libs/persistence/src/campaigns/campaign-dialing.repository';
+import { CampaignRepository } from '../../libs/persistence/src/campaigns/campaign.repository';
 import { hashSecret } from '../../libs/persistence/src/secret-hash';
 import { TEST_DB_MODE_ENV, TEST_SERVER_URL_ENV, withDatabase } from './test-database-state';
 
@@ -81,7 +85,14 @@ export function createRepositories(
     callStreams: new CallStreamRepository(prisma),
     callEvents: new CallEventRepository(prisma),
     admission: new CallAdmissionService(transactions, calls, outbox, options.concurrency ?? TEST_CONCURRENCY_POLICY),
-    callEnds: new CallEndService(transactions, calls, outbox, new CostLedger(outbox)),
+    callEnds: new CallEndService(
+      transactions,
+      calls,
+      outbox,
+      new CostLedger(outbox),
+      new CallAnalysisRepository(prisma),
+      new CampaignOutcomes(new CampaignRepository(prisma), new CampaignDialingRepository(prisma), outbox, new Clock()),
+    ),
     outbox,
   };
 }

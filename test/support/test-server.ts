@@ -36,7 +36,14 @@ export const TEST_ADMIN_API_KEY = 'sk_test_switchboard_e2e_admin_key_000000';
 /** One sealing key for every test server of the run: they share the database, and so its secrets. */
 export const TEST_SECRETS_ENCRYPTION_KEY = Buffer.alloc(32, 42).toString('base64');
 
-export async function startTestServer(env: Record<string, string | undefined> = {}, options: { logDestination?: DestinationStream } = {}): Promise<TestServer> {
+/**
+ * `beforeListen` runs on the built app before its lifecycle hooks and workers start (e.g. to set the
+ * server's Clock before its campaign dialer's first tick).
+ */
+export async function startTestServer(
+  env: Record<string, string | undefined> = {},
+  options: { logDestination?: DestinationStream; beforeListen?: (app: NestExpressApplication) => void } = {},
+): Promise<TestServer> {
   const publicBaseUrl = 'https://switchboard.test';
   // A test may fix Twilio's credentials (e.g. to share them with a fake of Twilio's REST API).
   const authToken = env['TWILIO_AUTH_TOKEN'] ?? randomBytes(16).toString('hex');
@@ -78,9 +85,16 @@ export async function startTestServer(env: Record<string, string | undefined> = 
     // organization: only the spec that tests delivery (with its own timings) turns it on.
     WEBHOOK_WORKER_ENABLED: 'false',
     RECORDINGS_DIR: recordingsDir,
+    // The analysis worker, like the webhook worker, takes any organization's queued jobs: only the
+    // analysis spec turns it on.
+    ANALYSIS_WORKER_ENABLED: 'false',
+    // The campaign dialer, likewise, dials any organization's campaigns: only the campaigns spec,
+    // on a database of its own, turns it on.
+    CAMPAIGN_DIALER_ENABLED: 'false',
     ...env,
   });
   const app = await createServerApp(config, options);
+  options.beforeListen?.(app);
   await app.listen(0, '127.0.0.1');
   const { port } = app.getHttpServer().address() as AddressInfo;
   const serverUrl = `http://127.0.0.1:${port}`;

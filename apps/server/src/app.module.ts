@@ -8,6 +8,15 @@ import { APP_FILTER } from '@nestjs/core';
 import { ConfigModule, type AppConfig } from '@switchboard/config';
 import { DatabaseModule } from '@switchboard/persistence';
 import { AgentEngines } from './agents/agent-engines';
+import { CallAnalysisController } from './analysis/call-analysis.controller';
+import { CallAnalysisRunner } from './analysis/call-analysis.runner';
+import { CallAnalysisWorker } from './analysis/call-analysis.worker';
+import { CampaignCallPlacer } from './campaigns/campaign-call-placer';
+import { CampaignDialer } from './campaigns/campaign-dialer';
+import { CampaignOutcomes } from './campaigns/campaign-outcomes.service';
+import { CampaignsController } from './campaigns/campaigns.controller';
+import { CampaignsService } from './campaigns/campaigns.service';
+import { Clock } from './common/clock';
 import { CallRecordingService } from './recordings/call-recording.service';
 import { CallRecordingsController } from './recordings/call-recordings.controller';
 import { RecordingLinkSigner } from './recordings/recording-link-signer';
@@ -68,6 +77,8 @@ import { SecretsService } from './secrets/secrets.service';
 import { BootstrapOrganization } from './twilio-accounts/bootstrap-organization';
 import { TwilioAccountController } from './twilio-accounts/twilio-account.controller';
 import { TwilioAccountService } from './twilio-accounts/twilio-account.service';
+import { WarmTransferService } from './transfers/warm-transfer.service';
+import { WarmTransferWebhooksController } from './transfers/warm-transfer-webhooks.controller';
 
 /** The all-in-one server: admin REST, Twilio webhooks and media streams in one process. */
 @Module({})
@@ -89,8 +100,8 @@ export class AppModule {
         }),
       ],
       controllers: [WebhookSubscriptionsController, WebhookDeliveriesController, HealthController, MetricsController, CallsController, AgentsController, PhoneNumbersController, ApiKeysController, FirstRunController, WebCallsController, AgentTestsController, TwilioWebhooksController,
-        OutboundCallsController, OutboundCallWebhooksController, OrganizationController, OrganizationsController, CostsController, SecretsController,
-        TwilioAccountController, CallRecordingsController, RecordingLinksController],
+        OutboundCallsController, OutboundCallWebhooksController, WarmTransferWebhooksController, OrganizationController, OrganizationsController, CostsController, SecretsController,
+        TwilioAccountController, CallRecordingsController, RecordingLinksController, CallAnalysisController, CampaignsController],
       providers: [
         MetricsRegistry,
         ClusterLink,
@@ -105,6 +116,13 @@ export class AppModule {
         RecordingLinkSigner,
         CallRecordingService,
         RecordingRetentionSweeper,
+        CallAnalysisRunner,
+        CallAnalysisWorker,
+        Clock,
+        CampaignOutcomes,
+        CampaignsService,
+        CampaignCallPlacer,
+        CampaignDialer,
         secretKeyRingProvider,
         SecretsService,
         BootstrapOrganization,
@@ -124,6 +142,7 @@ export class AppModule {
         OutboundAnswerService,
         MediaUpgradeVerifier,
         MediaStreamService,
+        WarmTransferService,
         MediaStreamGateway,
         WebCallGateway,
         WebCallService,

@@ -6,6 +6,7 @@ import { Logger } from 'nestjs-pino';
 import type { DestinationStream } from 'pino';
 import { SCENARIO_SUITE_BODY_LIMIT, SCENARIO_SUITE_ROUTE } from './agent-tests/scenario-suite.schema';
 import { AppModule } from './app.module';
+import { CAMPAIGN_BODY_LIMIT, CAMPAIGNS_ROUTE } from './campaigns/campaign-requests.schema';
 import { serveConsole } from './console/console-static';
 import { MediaUpgradeVerifier } from './media/media-upgrade.verifier';
 import { serveOpenApiDocument } from './openapi/openapi-document';
@@ -26,6 +27,8 @@ export async function createServerApp(config: AppConfig, options: { logDestinati
   // Scenario test suites may carry recorded caller turns (base64 WAVs): their one route gets a larger
   // bound. Registered first, so the general parser below finds the body already read.
   app.use(SCENARIO_SUITE_ROUTE, json({ limit: SCENARIO_SUITE_BODY_LIMIT }));
+  // So do campaigns (up to 10 000 contacts, or a CSV of up to 4 MiB, in the JSON body).
+  app.use(CAMPAIGNS_ROUTE, json({ limit: CAMPAIGN_BODY_LIMIT }));
   app.useBodyParser('json', { limit: '256kb' });
   app.useWebSocketAdapter(new TwilioMediaWsAdapter(app, app.get(MediaUpgradeVerifier)));
   serveOpenApiDocument(app);

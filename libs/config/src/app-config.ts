@@ -73,6 +73,14 @@ export interface AppConfig {
     /** 0: no retention sweep in this process. */
     retentionSweepIntervalMs: number;
   };
+  analysis: {
+    workerEnabled: boolean;
+    pollIntervalMs: number;
+  };
+  campaigns: {
+    dialerEnabled: boolean;
+    dialerIntervalMs: number;
+  };
   redisUrl: string | undefined;
   rateLimit: {
     /** Requests per key per window. */
@@ -164,6 +172,8 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
             },
       retentionSweepIntervalMs: e.RECORDINGS_RETENTION_SWEEP_INTERVAL_MS,
     },
+    analysis: { workerEnabled: e.ANALYSIS_WORKER_ENABLED, pollIntervalMs: e.ANALYSIS_POLL_INTERVAL_MS },
+    campaigns: { dialerEnabled: e.CAMPAIGN_DIALER_ENABLED, dialerIntervalMs: e.CAMPAIGN_DIALER_INTERVAL_MS },
     redisUrl: e.REDIS_URL,
     rateLimit: { requests: e.RATE_LIMIT_REQUESTS, anonymousRequests: e.RATE_LIMIT_ANONYMOUS_REQUESTS, windowMs: e.RATE_LIMIT_WINDOW_MS },
     webhooks: {

@@ -132,6 +132,20 @@ export const environmentSchema = z
     RECORDINGS_S3_PREFIX: z.string().max(200).default(''),
     /** How often recordings past their organization's retention period are deleted (0: not in this process). */
     RECORDINGS_RETENTION_SWEEP_INTERVAL_MS: z.coerce.number().int().min(0).max(86_400_000).default(600_000),
+    /** Run the post-call analysis worker in this process (turn off to run it elsewhere). */
+    ANALYSIS_WORKER_ENABLED: z
+      .enum(['true', 'false'], { message: "must be 'true' or 'false'" })
+      .default('true')
+      .transform((value) => value === 'true'),
+    /** How often the analysis worker looks for queued analyses. */
+    ANALYSIS_POLL_INTERVAL_MS: z.coerce.number().int().min(10).max(600_000).default(2_000),
+    /** Run the outbound campaign dialer in this process (every process may: they never dial the same contact). */
+    CAMPAIGN_DIALER_ENABLED: z
+      .enum(['true', 'false'], { message: "must be 'true' or 'false'" })
+      .default('true')
+      .transform((value) => value === 'true'),
+    /** How often the campaign dialer looks for contacts to call. */
+    CAMPAIGN_DIALER_INTERVAL_MS: z.coerce.number().int().min(50).max(60_000).default(1_000),
     /** Optional seed: bind this E.164 number to a built-in "echo" agent at start-up. */
     ECHO_AGENT_NUMBER: optionalString(
       z.string().regex(/^\+[1-9]\d{6,14}$/, { message: 'must be an E.164 number such as +15551230000' }),

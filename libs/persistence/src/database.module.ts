@@ -16,8 +16,12 @@ import { AgentTestRepository } from './repositories/agent-test.repository';
 import { ConsoleSignInRepository } from './repositories/console-sign-in.repository';
 import { CallEventRepository } from './repositories/call-event.repository';
 import { CallRecordingRepository } from './repositories/call-recording.repository';
+import { CallAnalysisRepository } from './repositories/call-analysis.repository';
+import { CampaignDialingRepository } from './campaigns/campaign-dialing.repository';
+import { CampaignRepository } from './campaigns/campaign.repository';
 import { CallRepository } from './repositories/call.repository';
 import { CallStreamRepository } from './repositories/call-stream.repository';
+import { CallTransferRepository } from './repositories/call-transfer.repository';
 import { ConversationRecordRepository } from './repositories/conversation-record.repository';
 import { OrganizationRepository } from './repositories/organization.repository';
 import { PhoneNumberRepository } from './repositories/phone-number.repository';
@@ -50,8 +54,12 @@ const REPOSITORIES = [
   PhoneNumberRepository,
   CallRepository,
   CallStreamRepository,
+  CallTransferRepository,
   CallEventRepository,
   CallRecordingRepository,
+  CallAnalysisRepository,
+  CampaignRepository,
+  CampaignDialingRepository,
   ConversationRecordRepository,
   WebhookSubscriptionRepository,
   WebhookDeliveryRepository,

@@ -45,6 +45,8 @@ export type { OrganizationSecretRecord, SealedSecretColumns, StoredOrganizationS
 export { TwilioAccountRepository, ACCOUNT_SID_PATTERN } from './repositories/twilio-account.repository';
 export type { StoredTwilioAccount } from './repositories/twilio-account.repository';
 export { CallStreamRepository } from './repositories/call-stream.repository';
+export { CallTransferRepository, CALL_TRANSFER_STATUSES, OPEN_TRANSFER_STATUSES } from './repositories/call-transfer.repository';
+export type { CallTransferRecord, CallTransferStatus, NewCallTransfer, StoredTurn, TransferredCall } from './repositories/call-transfer.repository';
 export type { QuietCall, StreamAccount, StreamCallContext, StreamClaim, StreamTokenOutcome } from './repositories/call-stream.repository';
 export { CallRepository, CALL_LIST_MAX_LIMIT, assertCallIdentity, callIdentityData } from './repositories/call.repository';
 export type {
@@ -161,3 +163,28 @@ export { TransactionMisuseError } from './transaction-scope';
 export { DEFAULT_SESSION_BOUNDS, type SessionBounds } from './bounded-pg-adapter';
 export { CallRecordingRepository } from './repositories/call-recording.repository';
 export type { CallRecordingRecord, CallRecordingStatus, ExpiredRecording, NewCallRecording, RecordingStoreKind } from './repositories/call-recording.repository';
+export { CallAnalysisRepository, toCallAnalysisRecord } from './repositories/call-analysis.repository';
+export type { AnalysisResult, CallAnalysisRecord, CallAnalysisStatus, ClaimedAnalysis } from './repositories/call-analysis.repository';
+export { CampaignRepository, CAMPAIGN_LIST_MAX_LIMIT, CAMPAIGN_CONTACT_LIST_MAX_LIMIT } from './campaigns/campaign.repository';
+export type { ListCampaignContactsInput } from './campaigns/campaign.repository';
+export { CampaignDialingRepository } from './campaigns/campaign-dialing.repository';
+export type { AttemptResolution, CallCampaignAttempt, CampaignCallFacts, ClaimedCampaignContact, ExpiredCampaignAttempt } from './campaigns/campaign-dialing.repository';
+export { CAMPAIGN_CONTACT_STATUSES, CAMPAIGN_OUTCOMES, CAMPAIGN_STATUSES, VOICEMAIL_MODES, WEEKDAYS, emptyProgress } from './campaigns/campaign-records';
+export type {
+  CallingWindow,
+  CallingWindows,
+  CampaignContactCall,
+  CampaignContactPage,
+  CampaignContactRecord,
+  CampaignContactStatus,
+  CampaignOutcome,
+  CampaignPage,
+  CampaignProgress,
+  CampaignRecord,
+  CampaignRetryPolicy,
+  CampaignStatus,
+  NewCampaign,
+  NewCampaignContact,
+  VoicemailMode,
+  Weekday,
+} from './campaigns/campaign-records';

@@ -215,6 +215,9 @@ export class CallAdmissionService {
       agentConfigVersion: input.agentConfigVersion,
       variables: input.variables,
       machineDetection: input.machineDetection,
+      voicemailMessage: input.voicemailMessage ?? null,
+      campaignContactId: input.campaignAttempt?.contactId ?? null,
+      campaignAttempt: input.campaignAttempt?.attempt ?? null,
     });
     await enqueueCallEvent(this.outbox, tx, 'call.started', call);
     return { admitted: true, call };

@@ -14,6 +14,7 @@ import {
   type StatusCallbackInput,
   type Tx,
 } from '@switchboard/persistence';
+import { CampaignOutcomes } from '../campaigns/campaign-outcomes.service';
 import { enqueueCallEvent } from './call-webhook-events';
 
 /** How a call ended, as the media path (or an API hang-up, or the reconciler) saw it. */
@@ -36,6 +37,8 @@ export class CallEndService {
     private readonly calls: CallRepository,
     private readonly outbox: WebhookOutbox,
     private readonly ledger: CostLedger,
+    private readonly analyses: CallAnalysisRepository,
+    private readonly campaignOutcomes: CampaignOutcomes,
   ) {}
 
   /**
@@ -55,12 +58,14 @@ export class CallEndService {
       // measured still reaches the ledger (as a correction when the call was priced without it).
       if (before.endReason !== null) return { applied: false, deliveries: end.usage ? await this.ledger.charge(tx, callId, end.usage) : 0 };
       await this.calls.setEndReason(tx, callId, end.endReason, end.endedAt);
-      const ended = await this.enqueueEndedIfFirstEnd(tx, before);
-      return { applied: true, deliveries: ended + (await this.ledger.charge(tx, callId, end.usage ?? NO_MEASURED_USAGE)) };
-    });
       // The transcript is stored before this (the media path flushes it first), so the analysis
       // queued here sees the whole conversation; it survives a restart as it is a row of this commit.
       await this.analyses.enqueueForEndedCall(tx, callId);
+      const ended = await this.enqueueEndedIfFirstEnd(tx, before);
+      // A campaign's call: its attempt's outcome commits with the call's end (a no-op for other calls).
+      const campaign = await this.campaignOutcomes.callEnded(tx, callId);
+      return { applied: true, deliveries: ended + campaign + (await this.ledger.charge(tx, callId, end.usage ?? NO_MEASURED_USAGE)) };
+    });
     this.outbox.committed(deliveries);
     return applied;
   }
@@ -85,6 +90,8 @@ export class CallEndService {
         enqueued += await enqueueCallEvent(this.outbox, tx, 'call.answered', await this.calls.read(tx, before.id));
       }
       if (terminal) enqueued += await this.enqueueEndedIfFirstEnd(tx, before);
+      // Twilio's final word on a campaign's call (busy, no-answer, ...) is its attempt's outcome, unless our own end came first.
+      if (terminal) enqueued += await this.campaignOutcomes.callEnded(tx, before.id);
       enqueued += await this.priceOnStatus(tx, before.id, terminal, input.billedMinutes !== undefined);
       return { found: true, deliveries: enqueued };
     });

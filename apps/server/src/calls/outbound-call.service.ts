@@ -57,18 +57,23 @@ export class OutboundCallService {
     this.logger.setContext(OutboundCallService.name);
   }
 
-  async place(organizationId: string, body: PlaceCallBody): Promise<PlaceCallOutcome> {
+  /**
+   * POST /v1/calls, and each call of a campaign (the dialer passes `campaignAttempt`: the call row then
+   * names the contact and attempt, unique together, so an attempt is never placed twice). Refusals
+   * under the limit or budget are returned; the other failures throw the API's errors.
+   */
+  async place(organizationId: string, body: PlaceCallBody, campaignAttempt?: { contactId: string; attempt: number }): Promise<PlaceCallOutcome> {
     const agent = await this.agents.findById(organizationId, body.agentId);
     if (!agent) throw unknownAgent(body.agentId);
     if (!(await this.phoneNumbers.ownsNumber(organizationId, body.from))) throw fromNumberNotOwned(body.from);
+    // The config version the call will run with decides its default voicemail.
+    const snapshot = await this.agents.configVersion(agent.id, agent.currentVersion);
+    const voicemailMessage = voicemailForCall(body, agent.engine, snapshot?.config);
     // Placed with the organization's own Twilio account (the operator's for the bootstrap organization).
     const rest = this.twilioAccounts.restCredentials(await this.twilioAccounts.forOrganization(organizationId));
     if (!rest) throw twilioNotConfigured();
 
     const admission = await this.admission.reserveOutbound({
-    // The config version the call will run with decides its default voicemail.
-    const snapshot = await this.agents.configVersion(agent.id, agent.currentVersion);
-    const voicemailMessage = voicemailForCall(body, agent.engine, snapshot?.config);
       organizationId,
       agentId: agent.id,
       agentConfigVersion: agent.currentVersion,
@@ -77,6 +82,8 @@ export class OutboundCallService {
       toNumber: body.to,
       variables: body.variables,
       machineDetection: body.machineDetection ?? null,
+      voicemailMessage,
+      ...(campaignAttempt && { campaignAttempt }),
     });
     if (!admission.admitted) {
       const { admitted: _admitted, ...refusal } = admission;

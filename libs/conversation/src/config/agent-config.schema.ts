@@ -102,7 +102,6 @@ export const RecordingConfigSchema = z.strictObject({
     .describe("'dual': a stereo WAV with the caller on the left and the agent on the right; 'mono': both mixed into one channel."),
 });
 
-const toolName = z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'must be 1-64 letters, digits, _ or - (the LLM tool-name rule)');
 /**
  * Post-call analysis: after the call ends, a durable job asks an LLM for a summary, data extracted
  * into the tenant's JSON Schema and a success verdict (README: Post-call analysis).
@@ -123,6 +122,7 @@ export const AnalysisConfigSchema = z.strictObject({
   llm: LlmConfigSchema.optional().describe("The model that analyses; the agent's own `llm` when not set."),
 });
 
+const toolName = z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, 'must be 1-64 letters, digits, _ or - (the LLM tool-name rule)');
 
 export const EndCallToolSchema = z.strictObject({
   type: z.literal('end_call'),
@@ -214,7 +214,7 @@ export type AgentConfig = z.output<typeof AgentConfigSchema>;
 export type AgentConfigInput = z.input<typeof AgentConfigSchema>;
 export type ToolConfig = z.output<typeof ToolConfigSchema>;
 export type RecordingConfig = z.output<typeof RecordingConfigSchema>;
+export type AnalysisConfig = z.output<typeof AnalysisConfigSchema>;
 export type WebhookToolConfig = z.output<typeof WebhookToolSchema>;
 export type TransferCallToolConfig = z.output<typeof TransferCallToolSchema>;
 export type EndCallToolConfig = z.output<typeof EndCallToolSchema>;
-export type AnalysisConfig = z.output<typeof AnalysisConfigSchema>;

@@ -115,6 +115,10 @@ export interface CreateOutboundCallInput {
   toNumber: string;
   variables: Record<string, string>;
   machineDetection: MachineDetectionMode | null;
+  /** The voicemail to leave when a machine answers (only with DetectMessageEnd); null: none. */
+  voicemailMessage?: string | null;
+  /** A campaign's call: the contact and which of its attempts (unique together: an attempt is placed once). */
+  campaignAttempt?: { contactId: string; attempt: number };
   at?: Date;
 }
 

@@ -79,10 +79,20 @@ export interface CallPage {
 }
 
 /**
- * Prisma `omit` for every read of a call: the one-time stream token never leaves the repository, and
- * the media heartbeat is the reconciler's bookkeeping, not part of the call.
+ * Prisma `omit` for every read of a call: the one-time stream token never leaves the repository, the
+ * media heartbeat is the reconciler's bookkeeping, not part of the call, and the voicemail message
+ * is read by the media path alone (claimMediaStream); the call's `voicemail_left` event shows it.
+ * A campaign call's contact and attempt are shown by GET /v1/campaigns/:id/contacts.
  */
-export const OMIT_INTERNAL_COLUMNS = { streamTokenHash: true, streamTokenExpiresAt: true, streamTokenUsedAt: true, mediaSeenAt: true } as const;
+export const OMIT_INTERNAL_COLUMNS = {
+  streamTokenHash: true,
+  streamTokenExpiresAt: true,
+  streamTokenUsedAt: true,
+  mediaSeenAt: true,
+  voicemailMessage: true,
+  campaignContactId: true,
+  campaignAttempt: true,
+} as const;
 
 type CallRow = Omit<Call, keyof typeof OMIT_INTERNAL_COLUMNS>;
 
