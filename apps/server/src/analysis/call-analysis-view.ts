@@ -5,7 +5,7 @@ import { isoDateTime } from '../openapi/api-schemas';
 export const callAnalysisSchema = z.strictObject({
   status: z.enum(['pending', 'running', 'completed', 'failed']).describe("'pending'/'running' until the analysis LLM has answered; 'failed' after its last retry (see error)."),
   summary: z.string().nullable(),
-  structuredData: z.unknown().nullable().describe("The data extracted into the agent's analysis.structuredData schema (as the model gave it, when it did not validate)."),
+  structuredData: z.unknown().describe("The data extracted into the agent's analysis.structuredData schema (as the model gave it, when it did not validate); null when none."),
   structuredDataErrors: z.array(z.string()).nullable().describe('Why structuredData does not match the schema, after one retry with these errors; null when it matches.'),
   success: z.boolean().nullable().describe('Whether the call met analysis.successCriteria (null without criteria).'),
   successReason: z.string().nullable(),
