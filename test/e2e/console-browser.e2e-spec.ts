@@ -5,8 +5,9 @@
  * value is shown at its field first), edited into version 2, and its versions shown side by side;
  * a call placed by the simulated Twilio caller appears in the calls list while it is live and ends
  * there without a reload; its page shows the post-call analysis (re-run by an admin), the
- * transcript, the latency waterfall and the cost ledger; a read key sees the same lists without
- * any write control. Screenshots go to test/artifacts/.
+ * transcript, the latency waterfall and the cost ledger; an outbound campaign is created through its
+ * form (a CSV with a malformed number first, its line shown), then paused, resumed and cancelled from
+ * its page; a read key sees the same lists without any write control. Screenshots go to test/artifacts/.
  */
 import { execFileSync } from 'node:child_process';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
@@ -15,7 +16,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readWav, sineTone, writeWav } from '@switchboard/audio';
-import { FakeOpenAiServer, freeLoopbackPort, SimulatedTwilioCall, type RecordedRequest } from '@switchboard/testing';
+import { FakeOpenAiServer, FakeTwilioRestServer, freeLoopbackPort, SimulatedTwilioCall, type RecordedRequest } from '@switchboard/testing';
 import type { Browser, Page } from 'playwright-core';
 import { launchChromium } from '../support/chromium';
 import { speechFixture } from '../support/conversation-agents';
@@ -37,6 +38,8 @@ interface AudioElement {
 const ARTIFACTS = join(__dirname, '..', 'artifacts');
 const LINK_LINE = /first run: open (http:\/\/localhost:\d+\/#\/first-run\/[A-Za-z0-9_-]+) to sign in/;
 const TWILIO_AUTH_TOKEN = '0123456789abcdef0123456789abcdef';
+/** The operator's Twilio account: the simulated caller's webhooks are signed for it, and campaigns need its SID to be created. */
+const TWILIO_ACCOUNT_SID = `AC${'0'.repeat(32)}`;
 const AGENT_NUMBER = '+15551239876';
 /** What the fake LLM answers the post-call analysis, and what each analysis request costs. */
 const ANALYSIS_ANSWER = { summary: 'The caller asked when the store opens.', structuredData: { intent: 'opening_hours' }, success: true, successReason: 'The agent said nine.' };
@@ -54,6 +57,8 @@ describe('the console in Chromium: first-run link, agents form, read-only key (e
   let dataDir: string;
   let baseUrl: string;
   let engines: FakeOpenAiServer;
+  /** Twilio's REST API for the operator's account (no campaign call may reach it: their calling windows are closed). */
+  let twilioRest: FakeTwilioRestServer;
   /** A business's webhook endpoint: records what arrives, answers 200. */
   let receiver: Server;
   const received: Array<{ headers: IncomingHttpHeaders; body: string }> = [];
@@ -86,6 +91,7 @@ describe('the console in Chromium: first-run link, agents form, read-only key (e
       });
     });
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    twilioRest = await FakeTwilioRestServer.start({ accountSid: TWILIO_ACCOUNT_SID, authToken: TWILIO_AUTH_TOKEN, acceptUnknownCalls: true });
     server = ServerFromSource.spawn({
       PORT: String(port),
       PUBLIC_BASE_URL: '',
@@ -93,6 +99,8 @@ describe('the console in Chromium: first-run link, agents form, read-only key (e
       DATA_DIR: dataDir,
       ADMIN_API_KEY: '',
       TWILIO_AUTH_TOKEN,
+      TWILIO_ACCOUNT_SID,
+      TWILIO_API_BASE_URL: twilioRest.baseUrl,
       OPENAI_API_KEY: '',
       OUTBOUND_ALLOWED_HOSTS: '127.0.0.1',
       WORKERS: '1',
@@ -108,6 +116,7 @@ describe('the console in Chromium: first-run link, agents form, read-only key (e
   afterAll(async () => {
     await browser?.close();
     await engines?.close();
+    await twilioRest?.close();
     await new Promise((resolve) => receiver?.close(resolve));
     if (server?.child.exitCode === null) server.child.kill('SIGKILL');
     rmSync(dataDir, { recursive: true, force: true });
@@ -238,7 +247,7 @@ describe('the console in Chromium: first-run link, agents form, read-only key (e
     await page.getByRole('link', { name: 'Calls' }).click();
     await page.getByText('No calls yet.').waitFor();
     await page.getByTestId('feed-state').getByText('live').waitFor();
-    const call = new SimulatedTwilioCall({ serverUrl: baseUrl, publicBaseUrl: baseUrl, authToken: TWILIO_AUTH_TOKEN, accountSid: `AC${'0'.repeat(32)}`, from: '+15557654321', to: AGENT_NUMBER });
+    const call = new SimulatedTwilioCall({ serverUrl: baseUrl, publicBaseUrl: baseUrl, authToken: TWILIO_AUTH_TOKEN, accountSid: TWILIO_ACCOUNT_SID, from: '+15557654321', to: AGENT_NUMBER });
     const twiml = await call.dial();
     const callId = twiml.stream?.parameters['callId'] as string;
     await call.connectMedia();
@@ -368,6 +377,56 @@ describe('the console in Chromium: first-run link, agents form, read-only key (e
     expect(replayed?.headers['webhook-id']).toBe(original?.headers['webhook-id']);
     await screenshot(page, 'webhooks');
 
+    // An outbound campaign through its form, calling only on a weekday three days from now (UTC):
+    // nobody is called. A malformed number in the CSV is refused first, named by its line.
+    const dayNames = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
+    const closedDay = dayNames[(new Date().getUTCDay() + 3) % 7] as string;
+    await page.getByRole('link', { name: 'Campaigns', exact: true }).click();
+    await page.getByText('No campaigns yet.').waitFor();
+    await page.getByRole('link', { name: 'New campaign' }).click();
+    const campaignForm = page.getByTestId('new-campaign-form');
+    await campaignForm.getByLabel('Name').fill('Opening reminders');
+    await campaignForm.getByLabel('Agent', { exact: true }).selectOption({ label: 'Opening hours' });
+    await campaignForm.getByLabel('From number', { exact: true }).selectOption(AGENT_NUMBER);
+    await campaignForm.getByLabel('Contacts (CSV)').fill('to,timeZone,firstName\n+15550001001,,Ada\n555-0100,,Grace\n');
+    await campaignForm.getByLabel('Time zone').fill('UTC');
+    for (const day of dayNames) await campaignForm.getByRole('checkbox', { name: day, exact: true }).setChecked(day === closedDay);
+    await campaignForm.getByLabel(`${closedDay} from`).fill('10:00');
+    await campaignForm.getByLabel('Max concurrent calls').fill('2');
+    await campaignForm.getByRole('button', { name: 'Create campaign' }).click();
+    const csvProblems = campaignForm.getByTestId('csv-problems');
+    await csvProblems.waitFor();
+    await expect(csvProblems.textContent()).resolves.toBe('Line 3, column to: must be an E.164 number, e.g. +14155550100 555-0100,,Grace');
+    await expect(campaignForm.getByRole('alert').last().textContent()).resolves.toBe('Not created: the problem is marked at its field.');
+    await screenshot(page, 'campaign-form-error');
+    await campaignForm.getByLabel('Contacts (CSV)').fill('to,timeZone,firstName\n+15550001001,,Ada\n+15550001002,America/New_York,Grace\n');
+    await campaignForm.getByRole('button', { name: 'Create campaign' }).click();
+    // Its page: both contacts pending, then paused, resumed and cancelled by the admin.
+    const campaignStatus = page.getByTestId('campaign-status');
+    await campaignStatus.getByText('running').waitFor();
+    expect(page.url()).toMatch(/#\/campaigns\/[0-9a-f-]{36}$/);
+    await expect(page.getByTestId('campaign-schedule').textContent()).resolves.toMatch(/^UTC: from .*, no end$/);
+    const contactRows = page.getByTestId('contacts-table').locator('tbody tr');
+    await expect(contactRows.locator('td.contact-status').allTextContents()).resolves.toEqual(['pending', 'pending']);
+    await expect(page.getByTestId('counts-by-status').locator('tr[data-status="pending"] td').last().textContent()).resolves.toBe('2');
+    await expect(page.getByTestId('campaign-progress').textContent()).resolves.toBe('0/2 done');
+    await page.getByRole('button', { name: 'Pause' }).click();
+    await campaignStatus.getByText('paused (by an admin)').waitFor();
+    await page.getByRole('button', { name: 'Resume' }).click();
+    await campaignStatus.getByText('running').waitFor();
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.getByRole('button', { name: 'Cancel campaign' }).click();
+    await campaignStatus.getByText('cancelled (by an admin)').waitFor();
+    await contactRows.filter({ hasText: '+15550001002' }).locator('td.contact-status', { hasText: 'cancelled' }).waitFor();
+    await expect(contactRows.locator('td.contact-status').allTextContents()).resolves.toEqual(['cancelled', 'cancelled']);
+    await expect(page.getByTestId('counts-by-status').locator('tr[data-status="cancelled"] td').last().textContent()).resolves.toBe('2');
+    expect(await page.getByRole('button', { name: /^(Pause|Resume|Cancel campaign)$/ }).count()).toBe(0);
+    await screenshot(page, 'campaign');
+    expect(twilioRest.requestsFor('create_call')).toEqual([]);
+    await page.getByRole('link', { name: '← Campaigns' }).click();
+    await page.getByTestId('campaigns-table').locator('tr', { hasText: 'Opening reminders' }).getByText('cancelled (by an admin)').waitFor();
+    await screenshot(page, 'campaigns');
+
     // A read key: same lists, no write control.
     const created = await fetch(`${baseUrl}/v1/api-keys`, {
       method: 'POST',
@@ -395,6 +454,13 @@ describe('the console in Chromium: first-run link, agents form, read-only key (e
     await page.getByRole('link', { name: 'Calls' }).click();
     await page.getByTestId('calls-table').waitFor();
     await screenshot(page, 'read-only-calls');
+    // Campaigns: listed, but none can be started.
+    await page.getByRole('link', { name: 'Campaigns', exact: true }).click();
+    await page.getByTestId('campaigns-table').getByText('Opening reminders').waitFor();
+    expect(await page.getByRole('link', { name: 'New campaign' }).count()).toBe(0);
+    expect(await page.getByRole('button', { name: 'New campaign' }).count()).toBe(0);
+    await page.getByRole('link', { name: 'Calls' }).click();
+    await page.getByTestId('calls-table').waitFor();
     // A call's page: the recording plays, but cannot be deleted.
     await page.locator(`tr[data-call-id="${callId}"] a`).click();
     await page.getByTestId('recording-audio').waitFor();

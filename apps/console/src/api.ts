@@ -221,3 +221,67 @@ export interface RecordingLink {
 export function messageOf(caught: unknown): string {
   return caught instanceof Error ? caught.message : String(caught);
 }
+
+/** A phone number of the organization (GET /v1/phone-numbers): the caller ID of outbound calls and campaigns. */
+export interface PhoneNumber {
+  id: string;
+  e164: string;
+  agentId: string | null;
+}
+
+export const WEEKDAYS = ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun'] as const;
+export type Weekday = (typeof WEEKDAYS)[number];
+export const CAMPAIGN_CONTACT_STATUSES = ['pending', 'dialing', 'done', 'cancelled'] as const;
+export type CampaignContactStatus = (typeof CAMPAIGN_CONTACT_STATUSES)[number];
+export const CAMPAIGN_OUTCOMES = ['answered', 'voicemail', 'no_answer', 'busy', 'failed'] as const;
+export type CampaignOutcome = (typeof CAMPAIGN_OUTCOMES)[number];
+export const MACHINE_DETECTION_MODES = ['Enable', 'DetectMessageEnd'] as const;
+
+/** Local times 'HH:MM' in each contact's zone (to may be 24:00). */
+export interface CallingWindow {
+  from: string;
+  to: string;
+}
+
+/** An outbound campaign with its progress (GET /v1/campaigns/:id). */
+export interface Campaign {
+  id: string;
+  name: string;
+  agentId: string;
+  from: string;
+  status: 'running' | 'paused' | 'completed' | 'cancelled';
+  /** paused: api, budget_exceeded, agent_not_found, …; completed: all_contacts_done or schedule_ended; cancelled: api. */
+  statusReason: string | null;
+  schedule: { timeZone: string; start: string; end: string | null; windows: Partial<Record<Weekday, CallingWindow[]>> };
+  maxConcurrentCalls: number;
+  retry: { onBusy: boolean; onNoAnswer: boolean; onVoicemail: boolean; maxAttempts: number; delaySeconds: number };
+  machineDetection: (typeof MACHINE_DETECTION_MODES)[number] | null;
+  voicemail: { mode: 'agent' | 'none' | 'message'; message: string | null };
+  progress: {
+    total: number;
+    byStatus: Record<CampaignContactStatus, number>;
+    /** Contacts that are done, by final outcome. */
+    byOutcome: Record<CampaignOutcome, number>;
+    /** Calls placed so far. */
+    attempts: number;
+  };
+  createdAt: string;
+  updatedAt: string;
+  completedAt: string | null;
+}
+
+/** One contact of a campaign (GET /v1/campaigns/:id/contacts). */
+export interface CampaignContact {
+  id: string;
+  /** 1-based, in the order given. */
+  position: number;
+  to: string;
+  timeZone: string;
+  variables: Record<string, string>;
+  status: CampaignContactStatus;
+  /** The latest attempt's outcome; final once the contact is done. */
+  outcome: CampaignOutcome | null;
+  attempts: number;
+  nextAttemptAt: string;
+  calls: Array<{ id: string; attempt: number; status: string; answeredBy: string | null; endReason: string | null; startedAt: string; endedAt: string | null }>;
+}

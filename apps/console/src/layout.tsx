@@ -13,6 +13,7 @@ export function Layout() {
         <nav>
           <NavLink to="/agents">Agents</NavLink>
           <NavLink to="/calls">Calls</NavLink>
+          <NavLink to="/campaigns">Campaigns</NavLink>
           <NavLink to="/usage">Usage</NavLink>
           <NavLink to="/webhooks">Webhooks</NavLink>
         </nav>

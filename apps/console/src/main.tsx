@@ -4,6 +4,7 @@ import { HashRouter, Navigate, Route, Routes } from 'react-router';
 import { Layout } from './layout';
 import { AgentsPage } from './pages/agents-page';
 import { CallsPage } from './pages/calls-page';
+import { CampaignsPage } from './pages/campaigns-page';
 import { FirstRunPage } from './pages/first-run-page';
 import { SignInPage } from './pages/sign-in-page';
 import { WebhooksPage } from './pages/webhooks-page';
@@ -14,6 +15,9 @@ import './styles.css';
 const CallPage = lazy(() => import('./pages/call-page').then((module) => ({ default: module.CallPage })));
 // The agent page carries the diff library; the form library loads only when a form opens.
 const AgentPage = lazy(() => import('./pages/agent-page').then((module) => ({ default: module.AgentPage })));
+// The campaign page carries the charting library too; the form is loaded when first opened.
+const CampaignPage = lazy(() => import('./pages/campaign-page').then((module) => ({ default: module.CampaignPage })));
+const NewCampaignPage = lazy(() => import('./pages/new-campaign-page').then((module) => ({ default: module.NewCampaignPage })));
 const UsagePage = lazy(() => import('./pages/usage-page').then((module) => ({ default: module.UsagePage })));
 
 /**
@@ -43,6 +47,23 @@ function App() {
               }
             />
             <Route path="/calls" element={<CallsPage />} />
+            <Route path="/campaigns" element={<CampaignsPage />} />
+            <Route
+              path="/campaigns/new"
+              element={
+                <Suspense fallback={<p className="empty">Loading…</p>}>
+                  <NewCampaignPage />
+                </Suspense>
+              }
+            />
+            <Route
+              path="/campaigns/:id"
+              element={
+                <Suspense fallback={<p className="empty">Loading…</p>}>
+                  <CampaignPage />
+                </Suspense>
+              }
+            />
             <Route path="/webhooks" element={<WebhooksPage />} />
             <Route
               path="/usage"

@@ -4,7 +4,7 @@ import { api, messageOf, ApiError, type Page } from '../api';
 import { canWrite, useSession } from '../session';
 
 /** What the server can send (its WEBHOOK_EVENT_TYPES). */
-const EVENT_TYPES = ['call.started', 'call.answered', 'call.ended', 'transcript.turn', 'tool.invoked', 'call.cost', 'usage.threshold', 'call.analyzed'] as const;
+const EVENT_TYPES = ['call.started', 'call.answered', 'call.ended', 'transcript.turn', 'tool.invoked', 'call.cost', 'usage.threshold', 'call.analyzed', 'campaign.completed'] as const;
 
 interface Subscription {
   id: string;
