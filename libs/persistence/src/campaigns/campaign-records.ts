@@ -33,22 +33,10 @@ export interface CampaignRetryPolicy {
   delaySeconds: number;
 }
 
-export interface CampaignRecord {
+export interface CampaignRecord extends NewCampaign {
   id: string;
-  organizationId: string;
-  name: string;
-  agentId: string;
-  fromNumber: string;
   status: CampaignStatus;
   statusReason: string | null;
-  timeZone: string;
-  callingWindows: CallingWindows;
-  startAt: Date;
-  endAt: Date | null;
-  maxConcurrentCalls: number;
-  retry: CampaignRetryPolicy;
-  machineDetection: MachineDetectionMode | null;
-  voicemail: { mode: VoicemailMode; message: string | null };
   contactCount: number;
   createdAt: Date;
   updatedAt: Date;
@@ -101,6 +89,7 @@ export interface CampaignPage {
   nextCursor: string | null;
 }
 
+/** What a campaign is created with (its settings); a stored campaign adds its state. */
 export interface NewCampaign {
   organizationId: string;
   name: string;
