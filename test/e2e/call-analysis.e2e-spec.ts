@@ -39,6 +39,8 @@ describe('post-call analysis (e2e)', () => {
   const receiver = new WebhookReceiver();
   /** What the fake LLM answers to the next analysis requests, in order. */
   let analysisAnswers: string[] = [];
+  /** The call of the first test (analysed after a restart); the second reads its webhook and ledger. */
+  let restartedCallId = '';
 
   const engines = () => fakePipelineEngines(openai.baseUrl, API_KEY_SECRET);
   const analysisConfig = { enabled: true, summaryPrompt: 'Say why the caller called.', structuredData: STRUCTURED, successCriteria: 'The caller learnt when the store opens.' };
@@ -87,9 +89,12 @@ describe('post-call analysis (e2e)', () => {
   it('a queued analysis survives a restart between the call end and the analysis: the next server runs it', async () => {
     // The first server ends calls but runs no analysis (as if it stopped right after the call).
     const first = await startTestServer(serverEnv(false));
-    let callId: string;
+    let callId = '';
     try {
       await storeSecret(first, API_KEY_SECRET, FAKE_API_KEY);
+      // Subscribed before anything is analysed: a subscription receives only events after it.
+      const subscription = await first.api('/v1/webhook-subscriptions', { method: 'POST', body: { url: receiver.url, events: ['call.analyzed'] } });
+      receiver.secret = subscription.body.secret;
       callId = await conversation(first);
       expect((await first.api(`/v1/calls/${callId}`)).body.analysis).toMatchObject({ status: 'pending', attempts: 0 });
     } finally {
@@ -97,8 +102,7 @@ describe('post-call analysis (e2e)', () => {
     }
     analysisAnswers = ['{"summary": "The caller asked when the store opens.", "structuredData": {"intent": "opening_hours", "day": "tomorrow"}, "success": true, "successReason": "The agent said nine."}'];
     server = await startTestServer(serverEnv(true));
-    const subscription = await server.api('/v1/webhook-subscriptions', { method: 'POST', body: { url: receiver.url, events: ['call.analyzed'] } });
-    receiver.secret = subscription.body.secret;
+    restartedCallId = callId;
     const analysis = await analysisOf(server, callId);
     expect(analysis).toMatchObject({
       status: 'completed',
@@ -123,7 +127,7 @@ describe('post-call analysis (e2e)', () => {
   }, 90_000);
 
   it('is announced as a signed call.analyzed webhook and charged as analysis lines at the LLM token prices', async () => {
-    const callId = (await server.api('/v1/calls?limit=1')).body.data[0].id as string;
+    const callId = restartedCallId;
     const delivered = await eventually(async () => receiver.received.filter((request) => request.type === 'call.analyzed' && request.body.data.callId === callId), (found) => found.length >= 1, 15_000);
     expect(delivered[0]).toMatchObject({ signatureValid: true, body: { type: 'call.analyzed', data: { callId, analysis: { status: 'completed', summary: 'The caller asked when the store opens.' } } } });
     const cost = (await eventually(async () => (await server.api(`/v1/calls/${callId}`)).body.cost, (body) => body?.lines?.some((line: { component: string }) => line.component === 'analysis_input'), 10_000));
