@@ -60,10 +60,10 @@ export class CallEndService {
       await this.calls.setEndReason(tx, callId, end.endReason, end.endedAt);
       // The transcript is stored before this (the media path flushes it first), so the analysis
       // queued here sees the whole conversation; it survives a restart as it is a row of this commit.
-      await this.analyses.enqueueForEndedCall(tx, callId);
+      if (before.analysisEnabled) await this.analyses.enqueueForEndedCall(tx, callId);
       const ended = await this.enqueueEndedIfFirstEnd(tx, before);
-      // A campaign's call: its attempt's outcome commits with the call's end (a no-op for other calls).
-      const campaign = await this.campaignOutcomes.callEnded(tx, callId);
+      // A campaign's call: its attempt's outcome commits with the call's end.
+      const campaign = before.inCampaign ? await this.campaignOutcomes.callEnded(tx, callId) : 0;
       return { applied: true, deliveries: ended + campaign + (await this.ledger.charge(tx, callId, end.usage ?? NO_MEASURED_USAGE)) };
     });
     this.outbox.committed(deliveries);
@@ -91,7 +91,7 @@ export class CallEndService {
       }
       if (terminal) enqueued += await this.enqueueEndedIfFirstEnd(tx, before);
       // Twilio's final word on a campaign's call (busy, no-answer, ...) is its attempt's outcome, unless our own end came first.
-      if (terminal) enqueued += await this.campaignOutcomes.callEnded(tx, before.id);
+      if (terminal && before.inCampaign) enqueued += await this.campaignOutcomes.callEnded(tx, before.id);
       enqueued += await this.priceOnStatus(tx, before.id, terminal, input.billedMinutes !== undefined);
       return { found: true, deliveries: enqueued };
     });

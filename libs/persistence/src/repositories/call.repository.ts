@@ -74,6 +74,10 @@ export interface LockedCall {
   answeredAt: Date | null;
   endedAt: Date | null;
   endReason: string | null;
+  /** Placed by a campaign: its end is an attempt's outcome. */
+  inCampaign: boolean;
+  /** The agent config version the call runs with has analysis.enabled: its end queues an analysis. */
+  analysisEnabled: boolean;
 }
 
 
@@ -148,11 +152,19 @@ export class CallRepository {
   /** Row-locks one call for the rest of the transaction and returns what it was before this write. */
   async lock(tx: Tx, by: { id: string } | { twilioCallSid: string }): Promise<LockedCall | null> {
     const where = 'id' in by ? Prisma.sql`id = ${by.id}::uuid` : Prisma.sql`twilio_call_sid = ${by.twilioCallSid}`;
-    const rows = await tx.$queryRaw<Array<{ id: string; answered_at: Date | null; ended_at: Date | null; end_reason: string | null }>>(
-      Prisma.sql`SELECT id, answered_at, ended_at, end_reason FROM calls WHERE ${where} FOR UPDATE`,
+    // What the call's end has to do besides its own state (a campaign outcome, an analysis) is read
+    // in this statement, so a call that needs neither costs its end no further query.
+    const rows = await tx.$queryRaw<Array<{ id: string; answered_at: Date | null; ended_at: Date | null; end_reason: string | null; in_campaign: boolean; analysis_enabled: boolean }>>(
+      Prisma.sql`SELECT id, answered_at, ended_at, end_reason, campaign_contact_id IS NOT NULL AS in_campaign,
+        EXISTS (SELECT 1 FROM agent_config_versions v
+                WHERE v.agent_id = calls.agent_id AND v.version = calls.agent_config_version
+                  AND v.config -> 'analysis' -> 'enabled' = 'true'::jsonb) AS analysis_enabled
+      FROM calls WHERE ${where} FOR UPDATE OF calls`,
     );
     const row = rows[0];
-    return row ? { id: row.id, answeredAt: row.answered_at, endedAt: row.ended_at, endReason: row.end_reason } : null;
+    return row
+      ? { id: row.id, answeredAt: row.answered_at, endedAt: row.ended_at, endReason: row.end_reason, inCampaign: row.in_campaign, analysisEnabled: row.analysis_enabled }
+      : null;
   }
 
   /**
