@@ -1,10 +1,13 @@
-import { sineTone } from '@switchboard/audio';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { readWav, sineTone } from '@switchboard/audio';
 import { FakeOpenAiServer, type FakeChatReply, type RecordedRequest } from '@switchboard/testing';
 import { CallAnalysisWorker } from '../../apps/server/src/analysis/call-analysis.worker';
 import { bindAgent, dialAgent, fakePipelineEngines, speechFixture } from '../support/conversation-agents';
 import { storeSecret } from '../support/secrets';
 import { eventually, startTestServer, type TestServer } from '../support/test-server';
 import { WebhookReceiver } from '../support/webhook-receiver';
+import { WebCallClient } from '../support/web-call-client';
 
 /**
  * Post-call analysis end to end: a simulated Twilio caller talks to a pipeline agent (fake
@@ -15,6 +18,7 @@ import { WebhookReceiver } from '../support/webhook-receiver';
 
 const API_KEY_SECRET = 'call-analysis-openai-key';
 const FAKE_API_KEY = 'sk-fake-analysis';
+const OPERATOR_KEY = 'sk_operator_call_analysis_e2e_0000000000';
 const ANALYSIS_USAGE = { promptTokens: 310, completionTokens: 45 };
 
 const STRUCTURED = {
@@ -41,6 +45,8 @@ describe('post-call analysis (e2e)', () => {
   let analysisAnswers: string[] = [];
   /** The call of the first test (analysed after a restart); the second reads its webhook and ledger. */
   let restartedCallId = '';
+  /** The admin key of the organization the first two tests' call belongs to. */
+  let organizationKey = '';
 
   const engines = () => fakePipelineEngines(openai.baseUrl, API_KEY_SECRET);
   const analysisConfig = { enabled: true, summaryPrompt: 'Say why the caller called.', structuredData: STRUCTURED, successCriteria: 'The caller learnt when the store opens.' };
@@ -71,8 +77,29 @@ describe('post-call analysis (e2e)', () => {
     return callId;
   }
 
-  const analysisOf = async (target: TestServer, callId: string, done = (status: string) => status === 'completed' || status === 'failed') =>
-    (await eventually(async () => (await target.api(`/v1/calls/${callId}`)).body, (body) => body.analysis !== null && done(body.analysis.status), 20_000)).analysis;
+  const analysisOf = async (target: TestServer, callId: string, done = (status: string) => status === 'completed' || status === 'failed', apiKey?: string) =>
+    (await eventually(async () => (await target.api(`/v1/calls/${callId}`, { apiKey })).body, (body) => body.analysis !== null && done(body.analysis.status), 20_000)).analysis;
+
+  /**
+   * The same conversation as a browser call in an organization of the test's own (its admin key):
+   * its call.analyzed is delivered without queueing behind other organizations' backlogs (the
+   * delivery worker shares its slots out per organization).
+   */
+  async function webConversation(target: TestServer, apiKey: string): Promise<string> {
+    const created = await target.api('/v1/agents', { method: 'POST', apiKey, body: { name: 'analysed web agent', engine: 'pipeline', config: { ...engines(), firstMessage: null, analysis: analysisConfig } } });
+    expect(created.status).toBe(201);
+    const minted = await target.api(`/v1/agents/${created.body.id}/web-calls`, { method: 'POST', apiKey, body: {} });
+    const { callId, token } = minted.body as { callId: string; token: string };
+    const client = new WebCallClient(`${target.serverUrl.replace(/^http/, 'ws')}/v1/web-calls`);
+    await client.opened;
+    client.start(callId, token);
+    await client.stream(readWav(new Uint8Array(readFileSync(join(__dirname, '..', 'fixtures', 'speech', 'hours.16k.wav')))).samples, 300);
+    await eventually(async () => (await target.api(`/v1/calls/${callId}`, { apiKey })).body, (body) => body.transcript?.length >= 2, 15_000);
+    client.sendJson({ type: 'hangup' });
+    await client.closed;
+    await eventually(async () => (await target.api(`/v1/calls/${callId}`, { apiKey })).body, (body) => body.endReason !== null, 10_000);
+    return callId;
+  }
 
   beforeAll(async () => {
     openai = await FakeOpenAiServer.start({
@@ -93,22 +120,26 @@ describe('post-call analysis (e2e)', () => {
 
   it('a queued analysis survives a restart between the call end and the analysis: the next server runs it', async () => {
     // The first server ends calls but runs no analysis (as if it stopped right after the call).
-    const first = await startTestServer(serverEnv(false));
+    const first = await startTestServer({ ...serverEnv(false), OPERATOR_API_KEY: OPERATOR_KEY });
     let callId = '';
     try {
-      await storeSecret(first, API_KEY_SECRET, FAKE_API_KEY);
+      const organization = await first.api('/v1/organizations', { apiKey: OPERATOR_KEY, method: 'POST', body: { name: `analysis-${Date.now()}` } });
+      expect(organization.status).toBe(201);
+      organizationKey = organization.body.adminKey.key as string;
+      expect((await first.api('/v1/secrets', { method: 'POST', apiKey: organizationKey, body: { name: API_KEY_SECRET, value: FAKE_API_KEY } })).status).toBe(201);
       // Subscribed before anything is analysed: a subscription receives only events after it.
-      const subscription = await first.api('/v1/webhook-subscriptions', { method: 'POST', body: { url: receiver.url, events: ['call.analyzed'] } });
+      const subscription = await first.api('/v1/webhook-subscriptions', { method: 'POST', apiKey: organizationKey, body: { url: receiver.url, events: ['call.analyzed'] } });
       receiver.secret = subscription.body.secret;
-      callId = await conversation(first);
-      expect((await first.api(`/v1/calls/${callId}`)).body.analysis).toMatchObject({ status: 'pending', attempts: 0 });
+      callId = await webConversation(first, organizationKey);
+      expect((await first.api(`/v1/calls/${callId}`, { apiKey: organizationKey })).body.analysis).toMatchObject({ status: 'pending', attempts: 0 });
     } finally {
       await first.close();
     }
     analysisAnswers = ['{"summary": "The caller asked when the store opens.", "structuredData": {"intent": "opening_hours", "day": "tomorrow"}, "success": true, "successReason": "The agent said nine."}'];
-    server = await startTestServer(serverEnv(true));
+    server = await startTestServer({ ...serverEnv(true), OPERATOR_API_KEY: OPERATOR_KEY });
+    await storeSecret(server, API_KEY_SECRET, FAKE_API_KEY);
     restartedCallId = callId;
-    const analysis = await analysisOf(server, callId);
+    const analysis = await analysisOf(server, callId, undefined, organizationKey);
     expect(analysis).toMatchObject({
       status: 'completed',
       summary: 'The caller asked when the store opens.',
@@ -136,7 +167,7 @@ describe('post-call analysis (e2e)', () => {
     const callId = restartedCallId;
     const delivered = await eventually(async () => receiver.received.filter((request) => request.type === 'call.analyzed' && request.body.data.callId === callId), (found) => found.length >= 1, 60_000);
     expect(delivered[0]).toMatchObject({ signatureValid: true, body: { type: 'call.analyzed', data: { callId, analysis: { status: 'completed', summary: 'The caller asked when the store opens.' } } } });
-    const cost = (await eventually(async () => (await server.api(`/v1/calls/${callId}`)).body.cost, (body) => body?.lines?.some((line: { component: string }) => line.component === 'analysis_input'), 10_000));
+    const cost = (await eventually(async () => (await server.api(`/v1/calls/${callId}`, { apiKey: organizationKey })).body.cost, (body) => body?.lines?.some((line: { component: string }) => line.component === 'analysis_input'), 10_000));
     const analysisLines = cost.lines.filter((line: { component: string }) => line.component.startsWith('analysis_'));
     expect(analysisLines).toEqual([
       expect.objectContaining({ component: 'analysis_input', kind: 'correction', reason: 'analysis', quantity: ANALYSIS_USAGE.promptTokens, unit: 'token' }),
