@@ -12,9 +12,17 @@ const transform: Config['transform'] = {
   '^.+\\.ts$': ['ts-jest', { tsconfig: '<rootDir>/tsconfig.spec.json' }],
 };
 
-const common = { rootDir: __dirname, moduleNameMapper, transform, testEnvironment: 'node' as const };
+// A node environment that also disables, between test files, the async-context stores a file
+// enabled (test/support/node-environment.ts says why).
+const common = { rootDir: __dirname, moduleNameMapper, transform, testEnvironment: '<rootDir>/test/support/node-environment.ts' };
 
 const config: Config = {
+  // On two cores Jest would run every file in one process, one after another, and what outlives a
+  // file (module registries kept alive by leaked references) would pile up:
+  // in CI the heap passed 1.2 GB and the 50-call burst spec, late in the run, saw 1.3 s event-loop
+  // stalls and lost echo frames. This bound makes Jest run the files in a worker process and start a
+  // fresh one whenever a file leaves it above the bound (about every 50 files here).
+  workerIdleMemoryLimit: '700MB',
   projects: [
     // Unit specs live next to the code they test.
     // Some unit specs start worker threads and build stand-in models in their hooks, which takes
