@@ -45,6 +45,8 @@ import { HealthController } from './health/health.controller';
 import { InferenceService } from './inference/inference.service';
 import { TwilioRestClientFactory } from './telephony-control/twilio-rest-client.factory';
 import { LoggingModule } from './logging/logging.module';
+import { DrainCoordinator } from './lifecycle/drain-coordinator';
+import { ServerDrain } from './lifecycle/server-drain';
 import { MediaStreamGateway } from './media/media-stream.gateway';
 import { WebCallGateway } from './web-calls/web-call.gateway';
 import { WebCallService } from './web-calls/web-call.service';
@@ -105,6 +107,8 @@ export class AppModule {
       providers: [
         MetricsRegistry,
         ClusterLink,
+        ServerDrain,
+        DrainCoordinator,
         CallRecordBatching,
         { provide: APP_FILTER, useClass: PersistenceErrorFilter },
         { provide: CONCURRENCY_POLICY, useValue: concurrencyPolicyOf(config) },

@@ -33,6 +33,8 @@ export async function createServerApp(config: AppConfig, options: { logDestinati
   app.useWebSocketAdapter(new TwilioMediaWsAdapter(app, app.get(MediaUpgradeVerifier)));
   serveOpenApiDocument(app);
   serveConsole(app);
-  app.enableShutdownHooks();
+  // SIGINT (Ctrl-C) stops at once: live calls are ended and stored. SIGTERM, what an orchestrator
+  // sends, drains first: main.ts runs the DrainCoordinator, then closes the application.
+  app.enableShutdownHooks(['SIGINT']);
   return app;
 }

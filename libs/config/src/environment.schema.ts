@@ -43,6 +43,18 @@ export const environmentSchema = z
       .transform((value) => value === 'true'),
     /** SIGTERM/SIGINT: live calls are ended and stores flushed, but the process exits after this long whatever still waits (a wedged database, a hung socket). */
     SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600_000).default(25_000),
+    /**
+     * SIGTERM first drains: readiness answers 503, workers stop claiming work, and live calls may go on
+     * for up to this long; at the bound each is ended with DRAIN_MESSAGE, never cut. 0: no drain.
+     */
+    DRAIN_TIMEOUT_S: z.coerce.number().int().min(0).max(86_400).default(1800),
+    /** What a caller still on the line when the drain bound passes hears before the call ends (Twilio's <Say>). */
+    DRAIN_MESSAGE: z
+      .string()
+      .trim()
+      .min(1)
+      .max(300)
+      .default('We are sorry, we have to end this call now. Please call us again in a moment.'),
     /** Server processes: `auto` (one per core) or a number; each takes whole calls, any of them any socket. */
     WORKERS: z
       .union([z.literal('auto'), z.coerce.number().int().min(1).max(64)], { message: "must be 'auto' or a whole number from 1 to 64" })

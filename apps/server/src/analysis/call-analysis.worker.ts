@@ -74,9 +74,14 @@ export class CallAnalysisWorker implements OnApplicationBootstrap, OnApplication
     while (this.running.size > 0) await Promise.allSettled([...this.running]);
   }
 
-  async onApplicationShutdown(): Promise<void> {
+  /** Draining: claims no more jobs; those under way finish (or are taken again after their lease). */
+  stopClaiming(): void {
     this.stopped = true;
     clearInterval(this.timer);
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.stopClaiming();
     // Bounded by the process's shutdown timeout; a job cut off is taken again after its lease.
     await this.idle();
   }

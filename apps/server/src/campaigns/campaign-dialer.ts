@@ -81,6 +81,11 @@ export class CampaignDialer implements OnApplicationBootstrap, OnModuleDestroy {
    * the calls being placed are given their call rows, so a graceful restart leaves nothing to recover.
    */
   async onModuleDestroy(): Promise<void> {
+    await this.stopClaiming();
+  }
+
+  /** Draining or stopping: no new pass; the pass under way finishes placing the calls it started. */
+  async stopClaiming(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
     await this.running;

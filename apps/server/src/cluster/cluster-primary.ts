@@ -2,6 +2,7 @@ import cluster, { type Worker } from 'node:cluster';
 import type { AppConfig } from '@switchboard/config';
 import { EMBEDDED_DEFAULT_MAX_CONNECTIONS, serveEmbeddedDatabase, type EmbeddedPostgres } from '@switchboard/persistence';
 import { AggregatorRegistry } from 'prom-client';
+import { drainAllowanceMs } from '../lifecycle/drain-allowance';
 import { isSwitchboardMessage, SHARED_EMBEDDED_DATABASE_ENV, type MetricsResponse, type WorkerToPrimary } from './cluster-messages';
 
 /** A worker that dies is replaced after this long... */
@@ -121,15 +122,18 @@ export class ClusterPrimary {
   }
 
   private async stopAll(reason: string): Promise<void> {
-    this.log(`stopping (${reason}): every worker ends its calls, then the database stops`);
+    // SIGTERM is passed on, so every worker drains (readiness 503, live calls finish); anything else
+    // (SIGINT, a crash loop, a failed start) stops the workers at once with SIGINT.
+    const drain = reason === 'SIGTERM' && this.config.drain.timeoutMs > 0;
+    this.log(`stopping (${reason}): every worker ${drain ? 'drains its calls' : 'ends its calls'}, then the database stops`);
     const workers = Object.values(cluster.workers ?? {}).filter((worker): worker is Worker => worker !== undefined);
     const exited = workers.map((worker) =>
       worker.isDead() ? Promise.resolve() : new Promise<void>((resolve) => worker.once('exit', () => resolve())),
     );
-    for (const worker of workers) worker.process.kill('SIGTERM');
+    for (const worker of workers) worker.process.kill(drain ? 'SIGTERM' : 'SIGINT');
     const deadline = setTimeout(() => {
       for (const worker of workers) if (!worker.isDead()) worker.process.kill('SIGKILL');
-    }, this.config.shutdownTimeoutMs + WORKER_EXIT_GRACE_MS);
+    }, (drain ? drainAllowanceMs(this.config) : 0) + this.config.shutdownTimeoutMs + WORKER_EXIT_GRACE_MS);
     await Promise.all(exited);
     clearTimeout(deadline);
     await this.embedded?.stop();

@@ -5,6 +5,8 @@ export type CallEndReason =
   | 'stream_stopped'
   | 'connection_lost'
   | 'server_shutdown'
+  /** The server drained (a deploy or scale-in) and its bound passed: the caller heard DRAIN_MESSAGE, then the call ended. */
+  | 'drain_timeout'
   | 'agent_error'
   | 'protocol_error'
   /** The agent ended the call: end_call tool, idle timeout, max duration, transfer. */

@@ -80,6 +80,12 @@ export interface MediaStreamDependencies {
 
 type ConnectionState = 'awaiting_start' | 'authorising' | 'active' | 'ended';
 
+/** A live phone call, as Twilio's REST API names it. */
+export interface PhoneCallRef {
+  callSid: string;
+  accountSid: string;
+}
+
 /**
  * One Twilio media WebSocket: protocol session <-> call record <-> agent. Owns the per-call audio
  * chains. Every failure path ends in `end()`, which finalises the call record exactly once.
@@ -109,6 +115,10 @@ export class MediaStreamConnection implements MediaStreamHandler {
   private pendingAnsweredBy: string | undefined;
   /** A warm transfer taking the call: the stream's end then suspends the call rather than end it. */
   private readonly handOff = new HandOffSlot();
+  /** The phone call this stream carries (a Twilio socket claims only phone calls), for the drain's message. */
+  private phoneCall: PhoneCallRef | undefined;
+  /** Set once the drain asked Twilio to end the call with its message: the stream's stop then ends it for that reason. */
+  private stopMeans: CallEndReason = 'stream_stopped';
   /** Monotonic times of the first caller frame received and the first agent frame sent. */
   private firstMediaInAtMs: number | undefined;
   private firstMediaOutAtMs: number | undefined;
@@ -165,6 +175,24 @@ export class MediaStreamConnection implements MediaStreamHandler {
     await this.end('server_shutdown');
   }
 
+  /**
+   * The drain's bound passed with this call live: `sayAndHangUp` asks Twilio to speak `message` and
+   * hang up, Twilio stops the stream, and the call ends as 'drain_timeout'. Where Twilio cannot be
+   * asked (no credentials, a refusal, no phone call yet), the call ends from here at once.
+   */
+  async endWithMessage(message: string, sayAndHangUp: (call: PhoneCallRef, message: string) => Promise<boolean>): Promise<void> {
+    if (this.state !== 'active' || !this.phoneCall) return this.end(this.callId === undefined ? 'server_shutdown' : 'drain_timeout');
+    this.record('drain_message', { message });
+    this.stopMeans = 'drain_timeout';
+    let asked = false;
+    try {
+      asked = await sayAndHangUp(this.phoneCall, message);
+    } catch (error) {
+      this.deps.logger.warn({ callId: this.callId, err: error }, 'Twilio could not be asked to end the call with the drain message; ending it here');
+    }
+    if (!asked) await this.end('drain_timeout');
+  }
+
   onStart(event: StreamStartedEvent): void {
     this.state = 'authorising';
     void this.authorise(event).catch((error: unknown) => {
@@ -199,7 +227,7 @@ export class MediaStreamConnection implements MediaStreamHandler {
 
   onStop(event: StreamStoppedEvent): void {
     this.record('stream_stopped', { callSid: event.callSid ?? null });
-    void this.end('stream_stopped', CLOSE_NORMAL);
+    void this.end(this.stopMeans, CLOSE_NORMAL);
   }
 
   onProtocolError(event: ProtocolErrorEvent): void {
@@ -276,6 +304,7 @@ export class MediaStreamConnection implements MediaStreamHandler {
       endCall: (reason) => setImmediate(() => void this.end(agentEndReason(reason), CLOSE_NORMAL)),
     });
     this.agentContext = context;
+    if (call.twilioCallSid !== null && call.twilioAccountSid !== null) this.phoneCall = { callSid: call.twilioCallSid, accountSid: call.twilioAccountSid };
     try {
       const audio = engine.describeAudio?.(context) ?? engine.audio;
       // An agent that declares mu-law gets (and gives) Twilio's bytes untouched in that direction.

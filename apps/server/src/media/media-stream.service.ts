@@ -16,7 +16,7 @@ import { CallRecordBatching } from './record-batching/call-record-batching';
 import { CallRecordingService } from '../recordings/call-recording.service';
 import { CallEventBuffer } from './call-event-buffer';
 import { ConversationRecordBuffer } from './conversation-record-buffer';
-import { MediaStreamConnection } from './media-stream-connection';
+import { MediaStreamConnection, type PhoneCallRef } from './media-stream-connection';
 import { WarmTransferService } from '../transfers/warm-transfer.service';
 
 /** How often this process tells the database its live calls are still carried (at most; see heartbeatIntervalMs). */
@@ -26,6 +26,8 @@ const MEDIA_HEARTBEAT_MAX_INTERVAL_MS = 10_000;
 export interface CarriedCall {
   readonly activeCallId: string | undefined;
   shutdown(): Promise<void>;
+  /** The drain's bound passed: end the call, telling the caller `message`. */
+  endWithMessage(message: string): Promise<void>;
 }
 
 /**
@@ -88,6 +90,22 @@ export class MediaStreamService implements OnModuleInit, OnApplicationBootstrap,
 
   get activeConnections(): number {
     return this.connections.size + this.otherEdges.size;
+  }
+
+  /** The drain's bound passed: every call still live is ended with `message` (spoken by Twilio on a phone call). */
+  async endLiveCallsWithMessage(message: string): Promise<void> {
+    await Promise.all([
+      ...[...this.connections].map((connection) => connection.endWithMessage(message, (call, text) => this.sayAndHangUp(call, text))),
+      ...[...this.otherEdges].map((connection) => connection.endWithMessage(message)),
+    ]);
+  }
+
+  /** Asks Twilio, with the credentials of the call's account, to speak `message` and hang up; false where there are none. */
+  private async sayAndHangUp(call: PhoneCallRef, message: string): Promise<boolean> {
+    const rest = this.twilioAccounts.restCredentials(await this.twilioAccounts.forAccountSid(call.accountSid));
+    if (!rest) return false;
+    await this.twilioRest.callControlFor(rest, call.callSid).sayAndHangUp(message);
+    return true;
   }
 
   /** Carries another edge's call connection from now on; returns what to call when it closes. */

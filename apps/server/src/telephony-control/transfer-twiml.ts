@@ -13,3 +13,11 @@ export function transferTwiml(to: string): string {
   response.dial(to);
   return response.toString();
 }
+
+/** `<Response><Say>message</Say><Hangup/></Response>`, the message escaped by twilio's builder. */
+export function sayAndHangUpTwiml(message: string): string {
+  const response = new VoiceResponse();
+  response.say(message);
+  response.hangup();
+  return response.toString();
+}

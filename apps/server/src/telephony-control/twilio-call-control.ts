@@ -1,6 +1,6 @@
 import { CallControlError, type CallControl } from '@switchboard/conversation/call/call-control';
 import type { Twilio } from 'twilio';
-import { transferTwiml } from './transfer-twiml';
+import { sayAndHangUpTwiml, transferTwiml } from './transfer-twiml';
 import { isTwilioErrorAnswer, transportErrorDetail } from './twilio-failure';
 
 const CALL_SID = /^CA[0-9a-f]{32}$/;
@@ -41,6 +41,15 @@ export class TwilioCallControl implements CallControl {
     } catch (error) {
       const failure = callControlError('hang up', this.callSid, error);
       if (!failure.callAlreadyEnded) throw failure;
+    }
+  }
+
+  /** Replaces the call's TwiML with <Say>message</Say><Hangup/>: Twilio ends the media stream, speaks, and hangs up. */
+  async sayAndHangUp(message: string): Promise<void> {
+    try {
+      await this.client.calls(this.callSid).update({ twiml: sayAndHangUpTwiml(message) });
+    } catch (error) {
+      throw callControlError('end', this.callSid, error);
     }
   }
 

@@ -45,6 +45,8 @@ type State = 'awaiting_start' | 'authorising' | 'active' | 'ended';
 export class WebCallConnection {
   private state: State = 'awaiting_start';
   private callId: string | undefined;
+  /** What the drain's bound tells the browser when it ends the call. */
+  private endMessage: string | undefined;
   private events: CallEventBuffer | undefined;
   private recorder: ConversationRecorder | undefined;
   private agent: AgentSession | undefined;
@@ -85,6 +87,13 @@ export class WebCallConnection {
 
   async shutdown(): Promise<void> {
     await this.end('server_shutdown');
+  }
+
+  /** The drain's bound passed with this call live: the browser is sent the message with the end (it has no phone line to speak it on). */
+  async endWithMessage(message: string): Promise<void> {
+    this.endMessage = message;
+    this.events?.add('drain_message', { message });
+    await this.end(this.callId === undefined ? 'server_shutdown' : 'drain_timeout');
   }
 
   private onMessage(data: RawData, isBinary: boolean): void {
@@ -267,7 +276,7 @@ export class WebCallConnection {
     this.session.close();
     this.recording?.finish();
     this.held.discard();
-    if (reason && this.socket.readyState === this.socket.OPEN) this.sendText({ type: 'ended', reason });
+    if (reason && this.socket.readyState === this.socket.OPEN) this.sendText({ type: 'ended', reason, ...(this.endMessage === undefined ? {} : { message: this.endMessage }) });
     if (this.socket.readyState === this.socket.OPEN || this.socket.readyState === this.socket.CONNECTING) this.socket.close(closeCode);
     try {
       // While authorising, authorise() finalises the call once the claim settles (it alone knows whether the call is ours).

@@ -69,6 +69,14 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
 
   /** Stops claiming, then waits for the attempts in flight (each bounded by the request timeout). */
   async onModuleDestroy(): Promise<void> {
+    await this.stopClaiming();
+  }
+
+  /**
+   * Draining or stopping: claims nothing more and waits for the attempts in flight, so no lease is
+   * left to expire; what is still due is delivered by the other instances (or after the restart).
+   */
+  async stopClaiming(): Promise<void> {
     this.stopping = true;
     this.unsubscribe?.();
     this.wake();
