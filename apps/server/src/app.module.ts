@@ -46,6 +46,8 @@ import { InferenceService } from './inference/inference.service';
 import { TwilioRestClientFactory } from './telephony-control/twilio-rest-client.factory';
 import { LoggingModule } from './logging/logging.module';
 import { DrainCoordinator } from './lifecycle/drain-coordinator';
+import { CallMetrics } from './metrics/call-metrics';
+import { LiveCallMetrics } from './metrics/live-call-metrics';
 import { ServerDrain } from './lifecycle/server-drain';
 import { MediaStreamGateway } from './media/media-stream.gateway';
 import { WebCallGateway } from './web-calls/web-call.gateway';
@@ -109,6 +111,8 @@ export class AppModule {
         ClusterLink,
         ServerDrain,
         DrainCoordinator,
+        CallMetrics,
+        LiveCallMetrics,
         CallRecordBatching,
         { provide: APP_FILTER, useClass: PersistenceErrorFilter },
         { provide: CONCURRENCY_POLICY, useValue: concurrencyPolicyOf(config) },

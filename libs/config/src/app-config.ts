@@ -37,6 +37,8 @@ export interface AppConfig {
   adminApiKey: string | undefined;
   /** Undefined: nobody can create organizations through the API. */
   operatorApiKey: string | undefined;
+  /** Undefined: GET /metrics answers loopback clients only. */
+  metricsToken: string | undefined;
   logLevel: Environment['LOG_LEVEL'];
   logFormat: Environment['LOG_FORMAT'];
   inference: {
@@ -141,6 +143,7 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     database: { url: e.DATABASE_URL, dataDir: e.DATA_DIR, migrateOnStart: e.MIGRATE_ON_START, poolMax: e.DATABASE_POOL_MAX },
     adminApiKey: e.ADMIN_API_KEY,
     operatorApiKey: e.OPERATOR_API_KEY,
+    metricsToken: e.METRICS_TOKEN,
     logLevel: e.LOG_LEVEL,
     logFormat: e.LOG_FORMAT,
     inference: {

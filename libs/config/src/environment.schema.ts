@@ -65,6 +65,8 @@ export const environmentSchema = z
     ADMIN_API_KEY: optionalString(z.string().min(24, { message: 'must be at least 24 characters' })),
     /** The deployment operator's key: creates and lists organizations (/v1/organizations). Unset: those routes answer 401. */
     OPERATOR_API_KEY: optionalString(z.string().min(32, { message: 'must be at least 32 characters' })),
+    /** GET /metrics then requires `Authorization: Bearer <METRICS_TOKEN>`; unset, it answers loopback clients only (no proxy header). */
+    METRICS_TOKEN: optionalString(z.string().min(16, { message: 'must be at least 16 characters' })),
     LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
     /** auto: human-readable lines when stdout is a terminal, JSON (one object a line) otherwise. */
     LOG_FORMAT: z.enum(['auto', 'json', 'pretty']).default('auto'),

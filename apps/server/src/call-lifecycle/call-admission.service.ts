@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import {
   assertCallIdentity,
   BUDGET_EXCEEDED_REASON,
@@ -31,6 +31,7 @@ import {
   type Refusal,
   type Tx,
 } from '@switchboard/persistence';
+import { CallMetrics } from '../metrics/call-metrics';
 import { enqueueCallEvent } from './call-webhook-events';
 import { CONCURRENCY_POLICY } from './concurrency-policy';
 import { KeyedSerialQueue, waitedTooLong } from './keyed-serial-queue';
@@ -57,6 +58,8 @@ export class CallAdmissionService {
     private readonly calls: CallRepository,
     private readonly outbox: WebhookOutbox,
     @Inject(CONCURRENCY_POLICY) private readonly policy: ConcurrencyPolicy,
+    /** Absent where a test builds the service alone. */
+    @Optional() private readonly metrics?: CallMetrics,
   ) {}
 
   /**
@@ -87,7 +90,13 @@ export class CallAdmissionService {
     assertInbound(input);
     const outcome = await new Promise<InboundOutcome>((resolve, reject) => this.joinInboundGroup({ input, queuedAt: performance.now(), resolve, reject }));
     if (outcome === 'retry') return { admitted: true, call: await this.reissue(input) };
+    this.count('inbound', outcome);
     return outcome;
+  }
+
+  private count(direction: string, admission: { admitted: true } | { admitted: false; reason: string }): void {
+    if (admission.admitted) this.metrics?.admitted(direction);
+    else this.metrics?.refused(direction, admission.reason);
   }
 
   /**
@@ -190,6 +199,7 @@ export class CallAdmissionService {
       return this.transactions.run((tx) => this.reserveOutboundLocked(tx, input, startedAt));
     });
     if (outcome.admitted) this.outbox.committed(1);
+    this.count('outbound', outcome);
     return outcome;
   }
 
@@ -264,6 +274,7 @@ export class CallAdmissionService {
       });
     });
     if (outcome.admitted) this.outbox.committed(1);
+    this.count('web', outcome);
     return outcome;
   }
 

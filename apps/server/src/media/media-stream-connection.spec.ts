@@ -93,7 +93,7 @@ function setup(options: Partial<Pick<MediaStreamDependencies, 'maxInputHeldBefor
         toNumber: '+15550002222',
         startedAt: new Date(),
         variables: {},
-        answeredBy: null, voicemailMessage: null, testRunId: null,
+        answeredBy: null, voicemailMessage: null, testRunId: null, direction: 'inbound',
       },
     });
     await new Promise((resolve) => setImmediate(resolve));

@@ -1,3 +1,4 @@
+import type { LiveCallLabels } from '../metrics/live-call-labels';
 import type { WebSocket, RawData } from 'ws';
 import type { AgentCallContext, AgentEngine, AgentSession, CallControl, ConversationRecorder, ResumedCall } from '@switchboard/conversation';
 import { AgentConfigError, TELEPHONY_SAMPLE_RATE, TelephonyAudioInput, TelephonyAudioOutput } from '@switchboard/conversation';
@@ -115,6 +116,8 @@ export class MediaStreamConnection implements MediaStreamHandler {
   private pendingAnsweredBy: string | undefined;
   /** A warm transfer taking the call: the stream's end then suspends the call rather than end it. */
   private readonly handOff = new HandOffSlot();
+  /** The call's metrics labels while its agent runs (GET /metrics: live calls by direction and engine). */
+  liveCallLabels: LiveCallLabels | undefined;
   /** The phone call this stream carries (a Twilio socket claims only phone calls), for the drain's message. */
   private phoneCall: PhoneCallRef | undefined;
   /** Set once the drain asked Twilio to end the call with its message: the stream's stop then ends it for that reason. */
@@ -320,6 +323,7 @@ export class MediaStreamConnection implements MediaStreamHandler {
       return this.end('agent_error', CLOSE_SERVER_ERROR);
     }
     this.state = 'active';
+    this.liveCallLabels = { direction: call.direction, engine: engine.name };
     this.deps.logger.info({ callId, streamSid: start.streamSid, engine: engine.name }, 'media stream started');
     // A call taken back after a warm transfer was recorded up to the hold; its recording is not reopened.
     if (resumed === undefined) this.startRecording(call);
@@ -415,6 +419,7 @@ export class MediaStreamConnection implements MediaStreamHandler {
    */
   private async end(reason: CallEndReason | undefined, closeCode = CLOSE_NORMAL): Promise<void> {
     if (this.state === 'ended') return;
+    this.liveCallLabels = undefined;
     const owned = this.state === 'active' || this.callId !== undefined;
     if (this.state === 'authorising') this.endedWhileAuthorising = reason;
     this.state = 'ended';

@@ -18,6 +18,9 @@ import { CallEventBuffer } from './call-event-buffer';
 import { ConversationRecordBuffer } from './conversation-record-buffer';
 import { MediaStreamConnection, type PhoneCallRef } from './media-stream-connection';
 import { WarmTransferService } from '../transfers/warm-transfer.service';
+import { CallMetrics } from '../metrics/call-metrics';
+import type { LiveCallLabels } from '../metrics/live-call-labels';
+import { WaterfallObservingRecorder } from '../metrics/waterfall-observing-recorder';
 
 /** How often this process tells the database its live calls are still carried (at most; see heartbeatIntervalMs). */
 const MEDIA_HEARTBEAT_MAX_INTERVAL_MS = 10_000;
@@ -25,6 +28,7 @@ const MEDIA_HEARTBEAT_MAX_INTERVAL_MS = 10_000;
 /** A call connection of another edge (the browser's web calls) that this process carries. */
 export interface CarriedCall {
   readonly activeCallId: string | undefined;
+  readonly liveCallLabels: LiveCallLabels | undefined;
   shutdown(): Promise<void>;
   /** The drain's bound passed: end the call, telling the caller `message`. */
   endWithMessage(message: string): Promise<void>;
@@ -54,6 +58,7 @@ export class MediaStreamService implements OnModuleInit, OnApplicationBootstrap,
     private readonly recordBatching: CallRecordBatching,
     private readonly recordings: CallRecordingService,
     private readonly transfers: WarmTransferService,
+    private readonly callMetrics: CallMetrics,
     private readonly logger: PinoLogger,
   ) {
     this.logger.setContext(MediaStreamService.name);
@@ -90,6 +95,11 @@ export class MediaStreamService implements OnModuleInit, OnApplicationBootstrap,
 
   get activeConnections(): number {
     return this.connections.size + this.otherEdges.size;
+  }
+
+  /** Labels of the calls whose agents run here now (the live-calls gauge). */
+  liveCallLabels(): LiveCallLabels[] {
+    return [...this.connections, ...this.otherEdges].flatMap((connection) => (connection.liveCallLabels === undefined ? [] : [connection.liveCallLabels]));
   }
 
   /** The drain's bound passed: every call still live is ended with `message` (spoken by Twilio on a phone call). */
@@ -152,7 +162,10 @@ export class MediaStreamService implements OnModuleInit, OnApplicationBootstrap,
         finaliseCall: (callId, end) => this.callEnds.finaliseDurably(callId, end),
         resolveAgent: (engine) => this.agents.resolve(engine),
         createEventBuffer: (callId) => new CallEventBuffer(callId, this.recordBatching.callEvents, this.logger),
-        createRecorder: (callId, events) => new ConversationRecordBuffer(callId, this.recordBatching.conversationRecords, events, this.logger),
+        createRecorder: (callId, events) =>
+          new WaterfallObservingRecorder(new ConversationRecordBuffer(callId, this.recordBatching.conversationRecords, events, this.logger), (waterfall) =>
+            this.callMetrics.turnCompleted(waterfall),
+          ),
         createCallControl: (call) => this.callControl(call.twilioCallSid, call.twilioAccountSid, (request) => this.warmTransfer(call, request, connection)),
         resumedCall: (callId, transferId) => this.transfers.resumedCall(callId, transferId),
         takeCarriedUsage: (callId) => this.transfers.takeCarriedUsage(callId),

@@ -1,16 +1,17 @@
 import { Controller, Get, Header, UseGuards } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
-import { OperatorKeyGuard } from '../auth/operator-key.guard';
+import { MetricsAccessGuard } from './metrics-access.guard';
 import { MetricsRegistry } from './metrics.registry';
 
 /**
- * `GET /metrics`: Prometheus text format, for the deployment operator (OPERATOR_API_KEY as a Bearer
- * token; Prometheus's `authorization` scrape setting sends it). Process figures only, none of any
- * tenant's data. Event-loop delay percentiles cover the time since the previous scrape.
+ * `GET /metrics`: Prometheus text format, for the deployment operator (METRICS_TOKEN as a Bearer
+ * token, which Prometheus's `authorization` scrape setting sends; without it, loopback clients only).
+ * Process and call figures with bounded labels, none of any tenant's data. Event-loop delay
+ * percentiles cover the time since the previous scrape.
  */
 @ApiExcludeController()
 @Controller('metrics')
-@UseGuards(OperatorKeyGuard)
+@UseGuards(MetricsAccessGuard)
 export class MetricsController {
   constructor(private readonly metrics: MetricsRegistry) {}
 

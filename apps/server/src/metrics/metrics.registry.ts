@@ -13,7 +13,8 @@ const EVENT_LOOP_RESOLUTION_MS = 1;
  */
 @Injectable()
 export class MetricsRegistry {
-  private readonly registry = new Registry();
+  /** Every Switchboard series registers here (CallMetrics, LiveCallMetrics). */
+  readonly registry = new Registry();
 
   constructor(private readonly cluster: ClusterLink) {
     if (cluster.inCluster) {

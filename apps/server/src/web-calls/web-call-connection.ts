@@ -1,3 +1,4 @@
+import type { LiveCallLabels } from '../metrics/live-call-labels';
 import type { MeasuredAiUsage } from '@switchboard/billing';
 import { AgentConfigError, CallControlError, type AgentCallContext, type AgentEngine, type AgentSession, type CallControl, type ConversationRecorder } from '@switchboard/conversation';
 import type { StreamClaim } from '@switchboard/persistence';
@@ -45,6 +46,8 @@ type State = 'awaiting_start' | 'authorising' | 'active' | 'ended';
 export class WebCallConnection {
   private state: State = 'awaiting_start';
   private callId: string | undefined;
+  /** The call's metrics labels while its agent runs (GET /metrics: live calls by direction and engine). */
+  liveCallLabels: LiveCallLabels | undefined;
   /** What the drain's bound tells the browser when it ends the call. */
   private endMessage: string | undefined;
   private events: CallEventBuffer | undefined;
@@ -212,6 +215,7 @@ export class WebCallConnection {
       return this.end('agent_error', WEB_CALL_CLOSE.serverError);
     }
     this.state = 'active';
+    this.liveCallLabels = { direction: call.direction, engine: engine.name };
     this.sendText({ type: 'started', callId, audio: WEB_CALL_AUDIO });
     this.deps.logger.info({ callId, engine: engine.name }, 'web call started');
     this.recording = this.deps.startRecording?.({
@@ -268,6 +272,7 @@ export class WebCallConnection {
   /** Finalises the call (when this socket owns one) and closes the socket. The first reason wins. */
   private async end(reason: CallEndReason | undefined, closeCode: number = WEB_CALL_CLOSE.normal): Promise<void> {
     if (this.state === 'ended') return;
+    this.liveCallLabels = undefined;
     const wasAuthorising = this.state === 'authorising';
     if (wasAuthorising) this.endedWhileAuthorising = reason;
     this.state = 'ended';

@@ -1,3 +1,5 @@
+import { CallMetrics } from '../metrics/call-metrics';
+import { WaterfallObservingRecorder } from '../metrics/waterfall-observing-recorder';
 import { Inject, Injectable, NotFoundException } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '@switchboard/config';
 import { AgentRepository, CallStreamRepository, type Refusal } from '@switchboard/persistence';
@@ -38,6 +40,7 @@ export class WebCallService {
     private readonly recordBatching: CallRecordBatching,
     private readonly mediaStreams: MediaStreamService,
     private readonly recordings: CallRecordingService,
+    private readonly callMetrics: CallMetrics,
     private readonly logger: PinoLogger,
   ) {
     this.logger.setContext(WebCallService.name);
@@ -75,7 +78,10 @@ export class WebCallService {
       finaliseCall: (callId, end) => this.callEnds.finaliseDurably(callId, end),
       resolveAgent: (engine) => this.engines.resolve(engine),
       createEventBuffer: (callId) => new CallEventBuffer(callId, this.recordBatching.callEvents, this.logger),
-      createRecorder: (callId, events) => new ConversationRecordBuffer(callId, this.recordBatching.conversationRecords, events, this.logger),
+      createRecorder: (callId, events) =>
+        new WaterfallObservingRecorder(new ConversationRecordBuffer(callId, this.recordBatching.conversationRecords, events, this.logger), (waterfall) =>
+          this.callMetrics.turnCompleted(waterfall),
+        ),
       startRecording: (start) => this.recordings.begin(start),
       usage: this.usage,
       logger: this.logger,

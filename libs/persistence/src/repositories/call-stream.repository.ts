@@ -31,6 +31,8 @@ export interface StreamCallContext {
   voicemailMessage: string | null;
   /** The scenario test run that placed the call (web calls only); null for every other call. */
   testRunId: string | null;
+  /** inbound, outbound or web (a metrics label: live calls by direction). */
+  direction: string;
 }
 
 export type StreamTokenOutcome = 'ok' | 'missing' | 'reused' | 'expired' | 'mismatch' | 'wrong_account';
@@ -95,6 +97,7 @@ export class CallStreamRepository {
         answered_by: string | null;
         voicemail_message: string | null;
         test_run_id: string | null;
+        direction: string;
       }>
     >(Prisma.sql`
       WITH claimed AS (
@@ -110,10 +113,10 @@ export class CallStreamRepository {
           AND stream_token_expires_at > ${nowIso}::timestamptz
           AND ${accountMatches}
         RETURNING organization_id, agent_id, agent_config_version, twilio_call_sid, twilio_account_sid, from_number, to_number,
-                  started_at, variables, answered_by, voicemail_message, test_run_id
+                  started_at, variables, answered_by, voicemail_message, test_run_id, direction
       )
       SELECT c.organization_id, a.id AS agent_id, a.engine, v.version, v.config,
-             c.twilio_call_sid, c.twilio_account_sid, c.from_number, c.to_number, c.started_at, c.variables, c.answered_by, c.voicemail_message, c.test_run_id
+             c.twilio_call_sid, c.twilio_account_sid, c.from_number, c.to_number, c.started_at, c.variables, c.answered_by, c.voicemail_message, c.test_run_id, c.direction
       FROM claimed c
       JOIN agents a ON a.id = c.agent_id
       JOIN agent_config_versions v ON v.agent_id = c.agent_id AND v.version = c.agent_config_version`);
@@ -137,6 +140,7 @@ export class CallStreamRepository {
           answeredBy: row.answered_by,
           voicemailMessage: row.voicemail_message,
           testRunId: row.test_run_id,
+          direction: row.direction,
         },
       };
     }

@@ -135,7 +135,7 @@ export class MediaServerRig {
         toNumber: '+15550100002',
         startedAt: new Date(),
         variables: {},
-        answeredBy: null, voicemailMessage: null, testRunId: null,
+        answeredBy: null, voicemailMessage: null, testRunId: null, direction: 'inbound',
       },
     };
   }
