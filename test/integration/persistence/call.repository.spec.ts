@@ -170,6 +170,8 @@ describe('CallRepository: creation, stream token, stream marks, finalise', () =>
         voicemailMessage: null,
         // Not a scenario test's call.
         testRunId: null,
+        // The live-calls gauge's label.
+        direction: 'inbound',
       },
     });
     expect(call).toMatchObject({ twilioStreamSid: 'MZ1', streamStartedAt: at });
