@@ -6,6 +6,7 @@ import { FakeTwilioRestServer, freeLoopbackPort, SimulatedTwilioCall, type FakeC
 import { Client } from 'pg';
 import { testDatabaseUrl } from '../support/database';
 import { ServerFromSource } from '../support/server-from-source';
+import { eventually } from '../support/test-server';
 
 /**
  * SIGTERM drains, as a deploy or a scale-in sends it, on the server as operators run it (main.ts in a
@@ -83,8 +84,15 @@ describe('SIGTERM drains live calls (e2e, the server in its own process)', () =>
     const exited = new Promise<{ code: number | null; atMs: number }>((resolve) => server.child.once('exit', (code) => resolve({ code, atMs: performance.now() })));
     const sigtermAtMs = performance.now();
     server.child.kill('SIGTERM');
-    await eventually(async () => (await fetch(`${baseUrl}/health/ready`)).status === 503, 5_000);
-    expect(await (await fetch(`${baseUrl}/health/ready`)).json()).toEqual({ status: 'draining' });
+    const ready = await eventually(
+      async () => {
+        const response = await fetch(`${baseUrl}/health/ready`);
+        return { status: response.status, body: await response.json() };
+      },
+      (answer) => answer.status === 503,
+      5_000,
+    );
+    expect(ready).toEqual({ status: 503, body: { status: 'draining' } });
     expect((await fetch(`${baseUrl}/health`)).status).toBe(200);
 
     // A caller the load balancer routed here before it saw the 503 is served, not refused.
@@ -128,13 +136,5 @@ async function endReasons(callIds: string[]): Promise<Record<string, string | nu
     return Object.fromEntries(rows.map((row) => [row.id, row.end_reason]));
   } finally {
     await client.end();
-  }
-}
-
-async function eventually(check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = performance.now() + timeoutMs;
-  while (!(await check())) {
-    if (performance.now() > deadline) throw new Error(`not true within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }

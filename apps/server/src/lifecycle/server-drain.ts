@@ -8,21 +8,14 @@ import { Injectable } from '@nestjs/common';
  */
 @Injectable()
 export class ServerDrain {
-  private startedAtMs: number | null = null;
+  private started = false;
 
   get draining(): boolean {
-    return this.startedAtMs !== null;
+    return this.started;
   }
 
-  /** Marks the drain as started; returns false when it already was. */
-  begin(nowMs = performance.now()): boolean {
-    if (this.startedAtMs !== null) return false;
-    this.startedAtMs = nowMs;
-    return true;
-  }
-
-  /** ms since the drain began (0 while serving). */
-  elapsedMs(nowMs = performance.now()): number {
-    return this.startedAtMs === null ? 0 : nowMs - this.startedAtMs;
+  /** Marks the drain as started (idempotent). */
+  begin(): void {
+    this.started = true;
   }
 }

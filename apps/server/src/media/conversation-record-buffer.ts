@@ -226,7 +226,8 @@ export class ConversationRecordBuffer implements ConversationRecorder {
 }
 
 /** `later`'s non-null fields over `earlier`'s. */
-function mergeLatency(earlier: TurnLatencyRecord, later: TurnLatencyRecord): TurnLatencyRecord {
+/** One turn's waterfall from two reports of it: later non-null fields win. */
+export function mergeLatency(earlier: TurnLatencyRecord, later: TurnLatencyRecord): TurnLatencyRecord {
   const merged = { ...earlier };
   for (const [field, value] of Object.entries(later) as [keyof TurnLatencyRecord, number | null][]) {
     if (value !== null && value !== undefined) merged[field] = value;

@@ -1,4 +1,5 @@
 import type { ConversationRecorder, ToolInvocationRecord, TranscriptTurnRecord, TurnLatencyRecord } from '@switchboard/conversation';
+import { mergeLatency } from '../media/conversation-record-buffer';
 
 /** Turns whose waterfall is still being reported (an agent has one or two at a time), and turns already settled. */
 const MAX_OPEN_TURNS = 16;
@@ -39,7 +40,8 @@ export class WaterfallObservingRecorder implements ConversationRecorder {
   turnLatency(latency: TurnLatencyRecord): void {
     this.inner.turnLatency(latency);
     if (this.settled.has(latency.turnIndex)) return;
-    const merged = merge(this.open.get(latency.turnIndex), latency);
+    const earlier = this.open.get(latency.turnIndex);
+    const merged = earlier ? mergeLatency(earlier, latency) : { ...latency };
     if (merged.firstMarkEchoedMs !== null || merged.interruptedAtMs !== null) {
       this.open.delete(latency.turnIndex);
       this.settled.add(latency.turnIndex);
@@ -50,13 +52,4 @@ export class WaterfallObservingRecorder implements ConversationRecorder {
     this.open.set(latency.turnIndex, merged);
     if (this.open.size > MAX_OPEN_TURNS) this.open.delete(this.open.keys().next().value as number);
   }
-}
-
-function merge(earlier: TurnLatencyRecord | undefined, later: TurnLatencyRecord): TurnLatencyRecord {
-  if (!earlier) return { ...later };
-  const merged = { ...earlier };
-  for (const [field, value] of Object.entries(later) as [keyof TurnLatencyRecord, number | null][]) {
-    if (value !== null && value !== undefined) merged[field] = value;
-  }
-  return merged;
 }
