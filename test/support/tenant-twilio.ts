@@ -13,7 +13,7 @@ export interface TenantTwilioAccount {
  * Twilio REST server (which the test server must use: TWILIO_API_BASE_URL), connected to the
  * organization of `apiKey` through the API, which checks the credentials with the fake.
  */
-export async function connectTwilioAccount(server: TestServer, apiKey: string, twilio: FakeTwilioRestServer): Promise<TenantTwilioAccount> {
+export async function connectTwilioAccount(server: Pick<TestServer, 'api'>, apiKey: string, twilio: FakeTwilioRestServer): Promise<TenantTwilioAccount> {
   const account = twilio.addAccount();
   const connected = await server.api('/v1/organization/twilio-account', { apiKey, method: 'PUT', body: account });
   if (connected.status !== 200) throw new Error(`connecting the Twilio account failed: ${connected.status} ${JSON.stringify(connected.body)}`);
@@ -22,7 +22,7 @@ export async function connectTwilioAccount(server: TestServer, apiKey: string, t
 
 /** Buys a number on the tenant's (fake) Twilio account and binds it to `agentId` through the API. */
 export async function bindTenantNumber(
-  server: TestServer,
+  server: Pick<TestServer, 'api'>,
   apiKey: string,
   twilio: FakeTwilioRestServer,
   account: TenantTwilioAccount,

@@ -1,0 +1,113 @@
+import { encodeMulaw, sineTone } from '@switchboard/audio';
+import { SimulatedTwilioCall, type CallResult } from '@switchboard/testing';
+
+/** One call a caller slot placed, as the caller lived it. */
+export interface PlacedCall {
+  slot: number;
+  callSid: string;
+  /** The server's call id (the stream's parameter); null for a call turned away. */
+  callId: string | null;
+  rejected: boolean;
+  sayText: string;
+  result: CallResult | null;
+  /** Bytes (8 kHz mu-law, one per sample) of the caller's speech, before its trailing silence. */
+  speechBytes: number;
+  /** Set when the caller's side broke (a webhook or socket that failed): always a finding. */
+  error: string | null;
+}
+
+export interface CallerLine {
+  /** Where Twilio's requests go: the load balancer. */
+  url: string;
+  number: string;
+  account: { accountSid: string; authToken: string };
+}
+
+/** Tones of 1.5 to 4.5 s: calls of different lengths, so that they end all through a drain. */
+const TONES = [1500, 2300, 3100, 3900, 4500].map((durationMs) =>
+  encodeMulaw(sineTone({ frequencyHz: 440, durationMs, sampleRate: 8000, amplitudeDbfs: -12 })),
+);
+/** Silence after the caller's audio, before the hang-up: the echo of the last frames comes back in it. */
+export const TRAILING_SILENCE_MS = 600;
+
+/**
+ * `slots` callers that phone `line` over and over, each as Twilio would (signed voice webhook,
+ * media socket, 20 ms frames, `stop`, then the signed `completed` status callback), until stop().
+ * Every caller's first call is held connected until `releaseFirstCalls()`: the test looks at the
+ * fleet with all of them live at once.
+ */
+export class RollingCallers {
+  readonly calls: PlacedCall[] = [];
+  private stopping = false;
+  private release!: () => void;
+  private readonly released = new Promise<void>((resolve) => (this.release = resolve));
+  private readonly connected: Array<() => void> = [];
+  private readonly firstCallsConnected: Promise<void[]>;
+  private running: Promise<void[]> | null = null;
+
+  constructor(
+    private readonly line: CallerLine,
+    private readonly slots: number,
+  ) {
+    this.firstCallsConnected = Promise.all(Array.from({ length: slots }, () => new Promise<void>((resolve) => this.connected.push(resolve))));
+  }
+
+  start(): void {
+    this.running = Promise.all(Array.from({ length: this.slots }, (_, slot) => this.runSlot(slot)));
+  }
+
+  /** Resolves once every slot's first call has its media stream open (or failed trying). */
+  async allFirstCallsConnected(): Promise<void> {
+    await this.firstCallsConnected;
+  }
+
+  releaseFirstCalls(): void {
+    this.release();
+  }
+
+  /** Lets each caller finish the call it is on, places no more, and resolves when all have hung up. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.release();
+    await this.running;
+  }
+
+  private async runSlot(slot: number): Promise<void> {
+    // Spread the first dials over a second, as calls arrive rather than as one packet.
+    await new Promise((resolve) => setTimeout(resolve, slot * (1000 / this.slots)));
+    for (let round = 0; round === 0 || !this.stopping; round++) {
+      const first = round === 0;
+      const call = new SimulatedTwilioCall({
+        serverUrl: this.line.url,
+        authToken: this.line.account.authToken,
+        accountSid: this.line.account.accountSid,
+        from: `+1555${String(7_000_000 + slot * 1000 + (round % 1000)).padStart(7, '0')}`,
+        to: this.line.number,
+      });
+      const placed: PlacedCall = { slot, callSid: call.parties.callSid, callId: null, rejected: false, sayText: '', result: null, speechBytes: 0, error: null };
+      this.calls.push(placed);
+      try {
+        const twiml = await call.dial();
+        placed.rejected = twiml.rejected;
+        placed.sayText = twiml.sayText;
+        placed.callId = twiml.stream?.parameters['callId'] ?? null;
+        if (!twiml.rejected) {
+          await call.connectMedia();
+          if (first) this.connected[slot]?.();
+          if (first) await this.released;
+          const tone = TONES[(slot + round) % TONES.length]!;
+          await call.streamAudio(tone, { trailingSilenceMs: TRAILING_SILENCE_MS });
+          await call.hangup();
+          await call.sendStatusCallback('completed');
+        }
+        placed.result = call.result();
+        placed.speechBytes = Math.max(0, placed.result.sentMulaw.length - (TRAILING_SILENCE_MS * 8000) / 1000);
+      } catch (error) {
+        placed.error = (error as Error).message;
+        await call.dropConnection().catch(() => undefined);
+      } finally {
+        if (first) this.connected[slot]?.();
+      }
+    }
+  }
+}
