@@ -33,6 +33,13 @@ describe('GET /metrics without METRICS_TOKEN (e2e)', () => {
     for (const name of ['nodejs_eventloop_lag_p99_seconds', 'process_cpu_seconds_total', 'process_resident_memory_bytes', 'switchboard_draining', 'switchboard_call_connections']) {
       expect(text).toMatch(new RegExp(`^${name} \\d`, 'm'));
     }
+    // The database pool: connections by state, and every wait for one (the server has queried already).
+    expect(sample(text, 'switchboard_db_pool_connections{state="open"}')).toBeGreaterThanOrEqual(1);
+    expect(sample(text, 'switchboard_db_pool_connections{state="waiting"}')).toBe(0);
+    expect(sample(text, 'switchboard_db_pool_acquire_seconds_count')).toBeGreaterThanOrEqual(1);
+    expect(sample(text, 'switchboard_db_pool_acquire_failures_total')).toBe(0);
+    // The shared webhook outbox, read from the database at the scrape.
+    expect(sample(text, 'switchboard_webhook_backlog{state="due"}')).toEqual(expect.any(Number));
     const proxied = await fetch(`${server.serverUrl}/metrics`, { headers: { 'x-forwarded-for': '203.0.113.7' } });
     expect(proxied.status).toBe(403);
     expect(((await proxied.json()) as { code: string }).code).toBe('metrics_loopback_only');

@@ -113,6 +113,10 @@ describe('pipeline agent over a simulated Twilio call (e2e)', () => {
     expect(waterfall.llmFirstTokenMs).toBeLessThanOrEqual(waterfall.firstFrameSentMs);
     expect(waterfall.firstFrameSentMs).toBeLessThanOrEqual(waterfall.firstMarkEchoedMs);
     process.stdout.write(`pipeline voice-to-voice (fake engines on loopback): ${waterfall.voiceToVoiceMs} ms\n`);
+    // The VAD ran through the batched inference workers, and /metrics shows its queue.
+    const metrics = await (await fetch(`${server.serverUrl}/metrics`)).text();
+    const vadWaits = /^switchboard_inference_queue_wait_seconds_count\{model="silero-vad-v5"\} (\d+)$/m.exec(metrics);
+    expect(Number(vadWaits?.[1])).toBeGreaterThan(50);
   }, 30_000);
 
   it('calls a business tool with a signed request, says a filler while it is slow, and answers with its result', async () => {

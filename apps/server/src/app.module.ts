@@ -48,6 +48,9 @@ import { LoggingModule } from './logging/logging.module';
 import { DrainCoordinator } from './lifecycle/drain-coordinator';
 import { CallMetrics } from './metrics/call-metrics';
 import { LiveCallMetrics } from './metrics/live-call-metrics';
+import { WebhookMetrics } from './metrics/webhook-metrics';
+import { InferenceMetrics } from './metrics/inference-metrics';
+import { DatabaseMetrics } from './metrics/database-metrics';
 import { ServerDrain } from './lifecycle/server-drain';
 import { MediaStreamGateway } from './media/media-stream.gateway';
 import { WebCallGateway } from './web-calls/web-call.gateway';
@@ -113,6 +116,9 @@ export class AppModule {
         DrainCoordinator,
         CallMetrics,
         LiveCallMetrics,
+        WebhookMetrics,
+        InferenceMetrics,
+        DatabaseMetrics,
         CallRecordBatching,
         { provide: APP_FILTER, useClass: PersistenceErrorFilter },
         { provide: CONCURRENCY_POLICY, useValue: concurrencyPolicyOf(config) },

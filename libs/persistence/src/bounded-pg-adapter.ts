@@ -29,18 +29,41 @@ export function sessionBoundsOptions(bounds: SessionBounds): string {
   ].join(' ');
 }
 
+/** How long one wait for a pooled connection took, and whether it got one (false: it timed out or failed). */
+export type ConnectionAcquireObserver = (waitMs: number, acquired: boolean) => void;
+
 /**
  * node-postgres pool that refuses to lend a connection to code running inside a transaction
  * callback (see transaction-scope.ts). Queries of the transaction itself run on the connection it
- * already holds and never come here.
+ * already holds and never come here. `onAcquire` sees every wait for a connection (pool.query
+ * borrows through connect() too), which is how /metrics shows a pool that is too small.
  */
-export function createGuardedPool(config: PoolConfig): Pool {
+export function createGuardedPool(config: PoolConfig, onAcquire?: ConnectionAcquireObserver): Pool {
   const pool = new Pool(config);
   const connect = pool.connect.bind(pool) as (...args: unknown[]) => unknown;
   const query = pool.query.bind(pool) as (...args: unknown[]) => unknown;
   (pool as { connect: unknown }).connect = (...args: unknown[]) => {
     assertNoOpenTransaction('a query');
-    return connect(...args);
+    if (!onAcquire) return connect(...args);
+    const startedAt = performance.now();
+    const observe = (acquired: boolean) => onAcquire(performance.now() - startedAt, acquired);
+    const [callback] = args;
+    if (typeof callback === 'function') {
+      return connect((error: unknown, ...rest: unknown[]) => {
+        observe(!error);
+        (callback as (...callbackArgs: unknown[]) => void)(error, ...rest);
+      });
+    }
+    return (connect() as Promise<PoolClient>).then(
+      (client) => {
+        observe(true);
+        return client;
+      },
+      (error: unknown) => {
+        observe(false);
+        throw error;
+      },
+    );
   };
   (pool as { query: unknown }).query = (...args: unknown[]) => {
     assertNoOpenTransaction('a query');

@@ -142,6 +142,7 @@ export type {
   ClaimedWebhookDelivery,
   ClaimFairness,
   WebhookAttemptOutcome,
+  WebhookBacklog,
   WebhookDeliveryAttemptRecord,
   WebhookDeliveryDetail,
   WebhookDeliveryPage,

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import type { Pool } from 'pg';
 import { PrismaClient } from './generated/prisma/client';
-import { boundedPgAdapter, createGuardedPool, sessionBoundsOptions } from './bounded-pg-adapter';
+import { boundedPgAdapter, createGuardedPool, sessionBoundsOptions, type ConnectionAcquireObserver } from './bounded-pg-adapter';
 import { DATABASE_CONNECTION, DatabaseConnection } from './database-connection';
 import { runInTransactionScope } from './transaction-scope';
 
@@ -24,6 +24,7 @@ export class PrismaService extends PrismaClient implements OnModuleDestroy {
     connection: Pick<DatabaseConnection, 'connectionString' | 'poolMax' | 'acquireTimeoutMs' | 'sessionBounds' | 'transactionTimeouts'>,
   ) {
     const logger = new Logger('PrismaService');
+    const acquireObservers = new Set<ConnectionAcquireObserver>();
     const pool = createGuardedPool({
       connectionString: connection.connectionString,
       max: connection.poolMax,
@@ -34,6 +35,8 @@ export class PrismaService extends PrismaClient implements OnModuleDestroy {
       keepAlive: true,
       keepAliveInitialDelayMillis: 10_000,
       ...(connection.sessionBounds ? { options: sessionBoundsOptions(connection.sessionBounds) } : {}),
+    }, (waitMs, acquired) => {
+      for (const observer of acquireObservers) observer(waitMs, acquired);
     });
     super({
       transactionOptions: connection.transactionTimeouts ?? DEFAULT_TRANSACTION_OPTIONS,
@@ -45,6 +48,7 @@ export class PrismaService extends PrismaClient implements OnModuleDestroy {
       }),
     });
     this.pool = pool;
+    this.acquireObservers = acquireObservers;
     // Interactive transactions run their callback in a scope the pool checks (transaction-scope.ts).
     const transaction = this.$transaction.bind(this) as (arg: unknown, options?: unknown) => Promise<unknown>;
     (this as { $transaction: unknown }).$transaction = (arg: unknown, options?: unknown) =>
@@ -53,6 +57,13 @@ export class PrismaService extends PrismaClient implements OnModuleDestroy {
 
   /** The node-postgres pool under Prisma (connections lent and waiting, for diagnostics). */
   readonly pool: Pool;
+  private readonly acquireObservers: Set<ConnectionAcquireObserver>;
+
+  /** Calls `observer` after every wait for a pooled connection (for /metrics); returns the way to stop. */
+  observeConnectionAcquires(observer: ConnectionAcquireObserver): () => void {
+    this.acquireObservers.add(observer);
+    return () => this.acquireObservers.delete(observer);
+  }
 
   /**
    * Closes the pool, but never lets shutdown hang on it: a connection that is still checked out

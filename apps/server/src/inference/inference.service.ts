@@ -1,9 +1,10 @@
-import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown, Optional } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '@switchboard/config';
 import { createInferenceRuntime, type OnnxInferenceRuntime } from '@switchboard/inference/runtime';
 import { describeModelFeatures, ModelRegistry } from '@switchboard/inference/models';
 import { PinoLogger } from 'nestjs-pino';
 import { CallUsageRegistry } from '../usage/call-usage-registry';
+import { InferenceMetrics } from '../metrics/inference-metrics';
 
 /**
  * The process's one inference runtime (onnxruntime sessions in worker threads) and its model
@@ -19,6 +20,7 @@ export class InferenceService implements OnApplicationBootstrap, OnApplicationSh
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly logger: PinoLogger,
     private readonly usage: CallUsageRegistry,
+    @Optional() private readonly metrics?: InferenceMetrics,
   ) {
     this.logger.setContext(InferenceService.name);
     this.models = new ModelRegistry({ modelsDir: config.inference.modelsDir });
@@ -40,6 +42,8 @@ export class InferenceService implements OnApplicationBootstrap, OnApplicationSh
       batchMaxDelayMs: this.config.inference.batchMaxDelayMs,
       // Each batch's run time is charged to the calls in it, by rows (GPU/CPU seconds in the cost ledger).
       usageSink: this.usage,
+      // Queue wait, run time and batch size per model (GET /metrics).
+      ...(this.metrics && { onBatch: this.metrics.batchRan }),
       logger: { log: (message) => this.logger.info(message), warn: (message) => this.logger.warn(message) },
     });
     return this.runtimePromise;

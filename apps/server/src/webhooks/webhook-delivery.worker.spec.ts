@@ -57,6 +57,7 @@ function delivery(n: number, subscriptionId: string, url: string, organizationId
     payload: { type: 'call.ended', timestamp: new Date(0).toISOString(), data: { n } },
     attemptNumber: 1,
     giveUpAfter: new Date(Date.now() + 60_000),
+    createdAt: new Date(),
     url,
     secret: 'whsec_' + Buffer.alloc(32, 1).toString('base64'),
     subscriptionDeleted: false,

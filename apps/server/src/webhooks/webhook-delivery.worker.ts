@@ -1,4 +1,4 @@
-import { Inject, Injectable, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, OnApplicationBootstrap, OnModuleDestroy, Optional } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '@switchboard/config';
 import {
   SUBSCRIPTION_DELETED,
@@ -12,6 +12,7 @@ import { buildWebhookRequest } from './webhook-request';
 import { nextStateAfterFailure } from './webhook-retry-schedule';
 import { TenantOutbound } from '../outbound/outbound-guard.provider';
 import { sendWebhook } from './webhook-sender';
+import { WebhookMetrics } from '../metrics/webhook-metrics';
 
 /** Attempts in flight at once, per process. */
 export const WEBHOOK_DELIVERY_CONCURRENCY = 8;
@@ -53,6 +54,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
     private readonly outbox: WebhookOutbox,
     private readonly outbound: TenantOutbound,
     private readonly logger: PinoLogger,
+    @Optional() private readonly metrics?: WebhookMetrics,
   ) {
     this.logger.setContext(WebhookDeliveryWorker.name);
   }
@@ -132,6 +134,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
     try {
       if (delivery.subscriptionDeleted) {
         await this.deliveries.abandon(delivery.deliveryId, SUBSCRIPTION_DELETED);
+        this.metrics?.attempted('dropped');
         this.logger.info(context, 'webhook delivery dropped: subscription deleted');
         return;
       }
@@ -156,6 +159,8 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
         responseExcerpt: result.responseExcerpt,
         next,
       });
+      this.metrics?.attempted(next.status === 'pending' ? 'retry' : next.status, result.latencyMs);
+      if (next.status === 'delivered' && recorded) this.metrics?.delivered(delivery.createdAt);
       // Never the URL's credentials, the secret or the signature: ids, outcome and timing only.
       this.logger.info(
         {
@@ -171,6 +176,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
       );
     } catch (error) {
       // The claim's lease runs out and the delivery is tried again.
+      this.metrics?.attempted('unrecorded');
       this.logger.warn({ ...context, err: error }, 'webhook delivery attempt could not be recorded');
     }
   }

@@ -91,7 +91,7 @@ describe('micro-batching scheduler (real runtime, Silero v5)', () => {
 
     // All six calls (seven rows) met in each batch; one at a time, every batch held one request.
     expect(batchedRuns).toHaveLength(40);
-    for (const batch of batchedRuns) expect([batch.requests, batch.rows]).toEqual([6, 7]);
+    for (const batch of batchedRuns) expect([batch.requests, batch.rows, batch.queueWaitsMs.length]).toEqual([6, 7, 6]);
     expect(batches.filter((batch) => batch.model === 'silero-single').every((batch) => batch.requests === 1)).toBe(true);
 
     expect(together.probabilities).toEqual(alone.probabilities);

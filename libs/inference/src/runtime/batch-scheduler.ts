@@ -140,6 +140,7 @@ export class BatchScheduler {
     if (this.config.dispatchWhenIdle) this.flushAll();
     const batchRows = requests.reduce((sum, request) => sum + request.rows, 0);
     let rowStart = 0;
+    const queueWaitsMs: number[] = [];
     for (const request of requests) {
       const outputs = requests.length === 1 ? response.outputs : this.sliceOutputs(response.outputs, rowStart, request.rows);
       rowStart += request.rows;
@@ -148,9 +149,10 @@ export class BatchScheduler {
         this.config.usageSink?.record({ callId: request.callId, model, device, seconds: (response.runMs / 1000) * share, rows: request.rows, batchRows });
       }
       const queueWaitMs = Math.max(0, doneAt - request.enqueuedAt - response.runMs);
+      queueWaitsMs.push(queueWaitMs);
       settle(request, () => request.resolve({ outputs, queueWaitMs, runMs: response.runMs }));
     }
-    this.config.onBatch?.({ model, device, requests: requests.length, rows: batchRows, gatherMs, runMs: response.runMs });
+    this.config.onBatch?.({ model, device, requests: requests.length, rows: batchRows, gatherMs, queueWaitsMs, runMs: response.runMs });
   }
 
   /**

@@ -16,6 +16,11 @@ export interface BatchRecord {
   rows: number;
   /** How long the batch's first request waited for others to join (the scheduler's added delay). */
   gatherMs: number;
+  /**
+   * Each request's wait before its batch ran: gathering plus waiting for a free worker (the
+   * model's queue delay, which grows first when the device falls behind).
+   */
+  queueWaitsMs: readonly number[];
   runMs: number;
 }
 

@@ -64,6 +64,18 @@ export interface ClaimedWebhookDelivery {
   secret: string;
   /** The subscription was deleted after this delivery was enqueued: abandon it, send nothing. */
   subscriptionDeleted: boolean;
+  /** When the delivery was enqueued (its event committed): delivery latency counts from here. */
+  createdAt: Date;
+}
+
+/** The outbox's pending deliveries, deployment-wide. */
+export interface WebhookBacklog {
+  /** Due now, waiting for a worker. */
+  due: number;
+  /** Waiting for a retry's time. */
+  scheduled: number;
+  /** How long the oldest due delivery has been due (0 when none is). */
+  oldestDueSeconds: number;
 }
 
 /**

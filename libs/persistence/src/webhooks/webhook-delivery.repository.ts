@@ -11,6 +11,7 @@ import type {
   ClaimFairness,
   ClaimedWebhookDelivery,
   WebhookAttemptOutcome,
+  WebhookBacklog,
   WebhookDeliveryDetail,
   WebhookDeliveryPage,
   WebhookDeliveryRecord,
@@ -44,6 +45,7 @@ interface ClaimRow {
   url: string;
   secret: string;
   subscription_deleted: boolean;
+  created_at: Date;
 }
 
 /**
@@ -85,9 +87,9 @@ export class WebhookDeliveryRepository {
         UPDATE webhook_deliveries d
         SET locked_until = now() + make_interval(secs => ${leaseMs}::float8 / 1000)
         FROM due WHERE d.id = due.id
-        RETURNING d.id, d.event_id, d.subscription_id, d.organization_id, d.attempt_count, d.give_up_after, d.next_attempt_at
+        RETURNING d.id, d.event_id, d.subscription_id, d.organization_id, d.attempt_count, d.give_up_after, d.next_attempt_at, d.created_at
       )
-      SELECT c.id, c.event_id, c.organization_id, c.subscription_id, c.attempt_count, c.give_up_after,
+      SELECT c.id, c.event_id, c.organization_id, c.subscription_id, c.attempt_count, c.give_up_after, c.created_at,
              e.type, e.payload, s.url, s.secret, (s.deleted_at IS NOT NULL) AS subscription_deleted
       FROM claimed c
       JOIN webhook_events e ON e.id = c.event_id
@@ -105,6 +107,7 @@ export class WebhookDeliveryRepository {
       url: row.url,
       secret: row.secret,
       subscriptionDeleted: row.subscription_deleted,
+      createdAt: new Date(row.created_at),
     }));
   }
 
@@ -146,6 +149,20 @@ export class WebhookDeliveryRepository {
       });
       return true;
     });
+  }
+
+  /**
+   * The outbox's backlog across every organization (for /metrics): deliveries due now and waiting
+   * for a worker, deliveries waiting for a retry's time, and how long the oldest due one has waited.
+   * Both counts read the partial index on pending deliveries.
+   */
+  async backlog(): Promise<WebhookBacklog> {
+    const [row] = await this.prisma.$queryRaw<Array<{ due: bigint; scheduled: bigint; oldest_due_s: number | null }>>(Prisma.sql`
+      SELECT count(*) FILTER (WHERE next_attempt_at <= now()) AS due,
+             count(*) FILTER (WHERE next_attempt_at > now()) AS scheduled,
+             extract(epoch FROM now() - min(next_attempt_at) FILTER (WHERE next_attempt_at <= now()))::float8 AS oldest_due_s
+        FROM webhook_deliveries WHERE status = 'pending'`);
+    return { due: Number(row?.due ?? 0), scheduled: Number(row?.scheduled ?? 0), oldestDueSeconds: row?.oldest_due_s ?? 0 };
   }
 
   /** Ends a delivery without an attempt (its subscription was deleted). */
