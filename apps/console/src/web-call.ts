@@ -31,6 +31,8 @@ export class BrowserWebCall {
   private microphone: MediaStream | undefined;
   private playback: AudioWorkletNode | undefined;
   private ended = false;
+  /** What the server said when it ended the call (e.g. the drain message of a restarting server). */
+  private endedMessage: string | undefined;
   callId: string | undefined;
 
   constructor(
@@ -53,7 +55,7 @@ export class BrowserWebCall {
       this.socket = socket;
       socket.onopen = () => socket.send(JSON.stringify({ type: 'start', callId: minted.callId, token: minted.token }));
       socket.onmessage = (event) => this.onMessage(event.data as ArrayBuffer | string);
-      socket.onclose = (event) => this.finish(event.code === 1000 ? 'ended' : 'failed', event.code === 1000 ? undefined : `the call socket closed (${event.code})`);
+      socket.onclose = (event) => this.finish(event.code === 1000 ? 'ended' : 'failed', event.code === 1000 ? this.endedMessage : `the call socket closed (${event.code})`);
       this.wireAudio(this.context, this.microphone);
     } catch (caught) {
       this.finish('failed', caught instanceof Error ? caught.message : String(caught));
@@ -91,6 +93,7 @@ export class BrowserWebCall {
     else if (message.type === 'mark') this.playback?.port.postMessage({ type: 'mark', name: message.name });
     else if (message.type === 'clear') this.playback?.port.postMessage({ type: 'clear' });
     else if (message.type === 'error') this.events.state('live', message.message);
+    else if (message.type === 'ended' && message.message) this.endedMessage = message.message;
   }
 
   private finish(state: 'ended' | 'failed', detail?: string): void {

@@ -55,7 +55,12 @@ export function TalkPanel({ apiKey, agentId, agentName, onClose }: { apiKey: str
           </button>
         )}
       </div>
-      {detail && <p className="error">{detail}</p>}
+      {detail && (
+        // A call the server ended with a message (a restart's drain) is news, not an error.
+        <p className={state === 'ended' ? 'hint' : 'error'} data-testid="talk-detail">
+          {detail}
+        </p>
+      )}
       {call.current?.callId && (
         <p>
           <Link to={`/calls/${call.current.callId}`}>Open this call's page</Link>
