@@ -33,6 +33,10 @@ describe('GET /metrics without METRICS_TOKEN (e2e)', () => {
     for (const name of ['nodejs_eventloop_lag_p99_seconds', 'process_cpu_seconds_total', 'process_resident_memory_bytes', 'switchboard_draining', 'switchboard_call_connections']) {
       expect(text).toMatch(new RegExp(`^${name} \\d`, 'm'));
     }
+    // No call yet: the live-call gauge still has its series, at 0, for every direction and engine.
+    for (const direction of ['inbound', 'outbound', 'web']) {
+      for (const engine of ['echo', 'pipeline', 'realtime']) expect(sample(text, `switchboard_live_calls{direction="${direction}",engine="${engine}"}`)).toBe(0);
+    }
     // The database pool: connections by state, and every wait for one (the server has queried already).
     expect(sample(text, 'switchboard_db_pool_connections{state="open"}')).toBeGreaterThanOrEqual(1);
     expect(sample(text, 'switchboard_db_pool_connections{state="waiting"}')).toBe(0);

@@ -1,8 +1,11 @@
 import { Injectable } from '@nestjs/common';
+import { AGENT_ENGINES } from '@switchboard/persistence';
 import { Gauge } from 'prom-client';
 import { ServerDrain } from '../lifecycle/server-drain';
 import { MediaStreamService } from '../media/media-stream.service';
 import { MetricsRegistry } from './metrics.registry';
+
+const DIRECTIONS = ['inbound', 'outbound', 'web'] as const;
 
 /**
  * What to autoscale and route on, read at each scrape: the calls this process carries by direction
@@ -19,7 +22,10 @@ export class LiveCallMetrics {
       labelNames: ['direction', 'engine'],
       registers,
       collect() {
+        // Every direction and engine reads 0 when it has no call: an instance without calls must
+        // still report 0 (an autoscaler has no value at all for a series that is absent).
         this.reset();
+        for (const direction of DIRECTIONS) for (const engine of AGENT_ENGINES) this.set({ direction, engine }, 0);
         for (const labels of mediaStreams.liveCallLabels()) this.inc(labels);
       },
     });
