@@ -8,8 +8,11 @@ export interface AppConfig {
   port: number;
   /** After SIGTERM/SIGINT the process exits within this long, whatever still waits. */
   shutdownTimeoutMs: number;
-  /** SIGTERM's drain (apps/server/src/lifecycle): how long live calls may go on, and what ends them at the bound. */
-  drain: { timeoutMs: number; message: string };
+  /**
+   * SIGTERM's drain (apps/server/src/lifecycle): how long live calls may go on, the least it lasts
+   * (so load balancers notice it before the port closes), and what ends the calls at the bound.
+   */
+  drain: { timeoutMs: number; minMs: number; message: string };
   /** Without trailing slash. Defaults to http://localhost:PORT for local development. */
   publicBaseUrl: string;
   twilio: {
@@ -136,7 +139,7 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     nodeEnv: e.NODE_ENV,
     port: e.PORT,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
-    drain: { timeoutMs: e.DRAIN_TIMEOUT_S * 1000, message: e.DRAIN_MESSAGE },
+    drain: { timeoutMs: e.DRAIN_TIMEOUT_S * 1000, minMs: Math.min(e.DRAIN_MIN_S, e.DRAIN_TIMEOUT_S) * 1000, message: e.DRAIN_MESSAGE },
     workers: e.WORKERS === 'auto' ? availableParallelism() : e.WORKERS,
     publicBaseUrl: e.PUBLIC_BASE_URL ?? defaultPublicBaseUrl(e.PORT),
     twilio: { accountSid: e.TWILIO_ACCOUNT_SID, authToken: e.TWILIO_AUTH_TOKEN, apiBaseUrl: e.TWILIO_API_BASE_URL },

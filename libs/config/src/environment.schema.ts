@@ -48,6 +48,12 @@ export const environmentSchema = z
      * for up to this long; at the bound each is ended with DRAIN_MESSAGE, never cut. 0: no drain.
      */
     DRAIN_TIMEOUT_S: z.coerce.number().int().min(0).max(86_400).default(1800),
+    /**
+     * A drain lasts at least this long (never longer than DRAIN_TIMEOUT_S), calls or none: what still
+     * arrives is served until the load balancer's health checks, or Kubernetes' endpoint removal, have
+     * stopped sending traffic here, instead of meeting a closed port.
+     */
+    DRAIN_MIN_S: z.coerce.number().int().min(0).max(600).default(5),
     /** What a caller still on the line when the drain bound passes hears before the call ends (Twilio's <Say>). */
     DRAIN_MESSAGE: z
       .string()

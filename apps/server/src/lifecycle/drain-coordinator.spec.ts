@@ -10,7 +10,7 @@ import { ServerDrain } from './server-drain';
 
 const silentLogger = { setContext: () => undefined, info: () => undefined, warn: () => undefined } as unknown as PinoLogger;
 
-function coordinator(options: { timeoutMs: number; liveCalls: number; callsEndAfterMs?: number; endsWithMessage?: boolean }) {
+function coordinator(options: { timeoutMs: number; minMs?: number; liveCalls: number; callsEndAfterMs?: number; endsWithMessage?: boolean }) {
   let live = options.liveCalls;
   if (options.callsEndAfterMs !== undefined) setTimeout(() => (live = 0), options.callsEndAfterMs);
   const steps: string[] = [];
@@ -29,7 +29,7 @@ function coordinator(options: { timeoutMs: number; liveCalls: number; callsEndAf
   };
   const state = new ServerDrain();
   const drain = new DrainCoordinator(
-    { drain: { timeoutMs: options.timeoutMs, message: 'Goodbye for now.' } } as AppConfig,
+    { drain: { timeoutMs: options.timeoutMs, minMs: options.minMs ?? 0, message: 'Goodbye for now.' } } as AppConfig,
     state,
     media,
     { stopClaiming: stopper('webhooks') } as unknown as WebhookDeliveryWorker,
@@ -66,6 +66,20 @@ describe('DrainCoordinator', () => {
     expect(steps).toContain('message:Goodbye for now.');
   });
 
+  it('lasts at least its minimum with no call, so the load balancer sees the 503 before the port closes', async () => {
+    const { drain } = coordinator({ timeoutMs: 60_000, minMs: 400, liveCalls: 0 });
+    const report = await drain.drain();
+    expect(report.durationMs).toBeGreaterThanOrEqual(390);
+    expect(report.durationMs).toBeLessThan(2_000);
+  });
+
+  it('still waits for calls that outlast the minimum', async () => {
+    const { drain } = coordinator({ timeoutMs: 60_000, minMs: 100, liveCalls: 1, callsEndAfterMs: 600 });
+    const report = await drain.drain();
+    expect(report.durationMs).toBeGreaterThanOrEqual(590);
+    expect(report.endedWithMessage).toBe(0);
+  });
+
   it('runs once: a second SIGTERM joins the drain under way', async () => {
     const { drain, steps } = coordinator({ timeoutMs: 100, liveCalls: 1 });
     const [first, second] = await Promise.all([drain.drain(), drain.drain()]);
@@ -76,7 +90,7 @@ describe('DrainCoordinator', () => {
 
 describe('drainAllowanceMs', () => {
   it('is the drain bound plus the time for the message, and nothing without a drain', () => {
-    expect(drainAllowanceMs({ drain: { timeoutMs: 1_800_000, message: 'x' } })).toBe(1_800_000 + DRAIN_MESSAGE_GRACE_MS);
-    expect(drainAllowanceMs({ drain: { timeoutMs: 0, message: 'x' } })).toBe(0);
+    expect(drainAllowanceMs({ drain: { timeoutMs: 1_800_000, minMs: 5_000, message: 'x' } })).toBe(1_800_000 + DRAIN_MESSAGE_GRACE_MS);
+    expect(drainAllowanceMs({ drain: { timeoutMs: 0, minMs: 0, message: 'x' } })).toBe(0);
   });
 });

@@ -23,7 +23,10 @@ export interface DrainReport {
  * SIGTERM's drain (main.ts runs it before the application closes): readiness answers 503 at once,
  * the webhook, campaign and analysis workers stop claiming work (the other instances take it), and
  * live calls go on until they end by themselves or DRAIN_TIMEOUT_S passes. At the bound each call
- * still live hears DRAIN_MESSAGE and ends; none is cut mid-sentence by the deploy.
+ * still live hears DRAIN_MESSAGE and ends; none is cut mid-sentence by the deploy. It lasts at least
+ * DRAIN_MIN_S even with no call: a load balancer takes a few health checks to see the 503, and
+ * Kubernetes a moment to remove the pod's endpoint; until then new callers still arrive here, and
+ * must find a server, not a closed port.
  */
 @Injectable()
 export class DrainCoordinator {
@@ -51,11 +54,11 @@ export class DrainCoordinator {
     const startedAt = performance.now();
     this.state.begin();
     const callsAtStart = this.mediaStreams.activeConnections;
-    const { timeoutMs, message } = this.config.drain;
+    const { timeoutMs, minMs, message } = this.config.drain;
     this.logger.info({ liveCalls: callsAtStart, drainTimeoutS: timeoutMs / 1000 }, 'draining: readiness answers 503, no new work is claimed, live calls go on');
     // Workers stop in the background: an attempt in flight must not hold up the calls' own wait.
     const workersStopped = Promise.allSettled([this.webhooks.stopClaiming(), this.campaigns.stopClaiming(), Promise.resolve(this.analyses.stopClaiming())]);
-    await this.waitForCalls(startedAt + timeoutMs);
+    await this.waitForCalls(startedAt + timeoutMs, startedAt + minMs);
     const endedWithMessage = this.mediaStreams.activeConnections;
     if (endedWithMessage > 0) {
       this.logger.warn({ liveCalls: endedWithMessage }, 'drain bound reached: ending the calls still live with the drain message');
@@ -68,8 +71,9 @@ export class DrainCoordinator {
     return report;
   }
 
-  private async waitForCalls(deadline: number): Promise<void> {
-    while (this.mediaStreams.activeConnections > 0 && performance.now() < deadline) {
+  /** Until no call is live (and not before `notBefore`), or the deadline. */
+  private async waitForCalls(deadline: number, notBefore = 0): Promise<void> {
+    while ((this.mediaStreams.activeConnections > 0 || performance.now() < notBefore) && performance.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, Math.min(POLL_MS, Math.max(1, deadline - performance.now()))));
     }
   }
