@@ -48,6 +48,8 @@ import { LoggingModule } from './logging/logging.module';
 import { DrainCoordinator } from './lifecycle/drain-coordinator';
 import { CallMetrics } from './metrics/call-metrics';
 import { LiveCallMetrics } from './metrics/live-call-metrics';
+import { EngineErrorMetrics } from './metrics/engine-error-metrics';
+import { TracingModule } from './tracing/tracing.module';
 import { WebhookMetrics } from './metrics/webhook-metrics';
 import { InferenceMetrics } from './metrics/inference-metrics';
 import { DatabaseMetrics } from './metrics/database-metrics';
@@ -97,6 +99,8 @@ export class AppModule {
       imports: [
         ConfigModule.forRoot(config),
         LoggingModule.forRoot(config, logDestination),
+        // Its own module so that it shuts down after the calls (this module's providers) have ended.
+        TracingModule.forRoot(config),
         DatabaseModule.forRoot({
           databaseUrl: config.database.url,
           dataDir: config.database.dataDir,
@@ -116,6 +120,7 @@ export class AppModule {
         DrainCoordinator,
         CallMetrics,
         LiveCallMetrics,
+        EngineErrorMetrics,
         WebhookMetrics,
         InferenceMetrics,
         DatabaseMetrics,

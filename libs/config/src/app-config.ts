@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { environmentSchema, type Environment } from './environment.schema';
+import { tracingConfigOf, type TracingConfig } from './tracing-config';
 
 /** The validated, typed configuration every module reads (never `process.env` directly). */
 export interface AppConfig {
@@ -106,6 +107,8 @@ export interface AppConfig {
     /** Replays one organization may request per hour. */
     replaysPerHour: number;
   };
+  /** OpenTelemetry traces over OTLP/HTTP (OTEL_* variables); undefined: no tracing at all. */
+  tracing: TracingConfig | undefined;
 }
 
 export class ConfigValidationError extends Error {
@@ -194,6 +197,7 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       workerEnabled: e.WEBHOOK_WORKER_ENABLED,
       replaysPerHour: e.WEBHOOK_REPLAYS_PER_HOUR,
     },
+    tracing: tracingConfigOf(e),
   };
 }
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseKeyValueList, TRACES_SAMPLERS } from './tracing-config';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -15,6 +16,20 @@ const httpUrl = z
 
 const postgresUrl = z.string().refine((value) => /^postgres(ql)?:\/\/.+/i.test(value) && URL.canParse(value), {
   message: 'must be a postgres:// or postgresql:// connection URL',
+});
+
+/** An OTLP/HTTP endpoint: kept as written (a trailing slash matters when /v1/traces is appended). */
+const otlpUrl = z.string().refine((value) => /^https?:\/\/[^/\s]+/i.test(value) && URL.canParse(value), {
+  message: 'must be an absolute http(s) URL, e.g. http://otel-collector:4318',
+});
+
+const otlpProtocol = z.enum(['http/protobuf', 'http/json'], {
+  message: "must be 'http/protobuf' or 'http/json' (gRPC is not supported: use the collector's OTLP/HTTP port, usually 4318)",
+});
+
+/** OpenTelemetry's `key=value,key=value` lists; checked without echoing the value (headers carry API keys). */
+const keyValueList = z.string().refine((value) => parseKeyValueList(value) !== undefined, {
+  message: 'must be comma-separated key=value pairs (values URL-encoded)',
 });
 
 /**
@@ -166,6 +181,24 @@ export const environmentSchema = z
       .transform((value) => value === 'true'),
     /** How often the campaign dialer looks for contacts to call. */
     CAMPAIGN_DIALER_INTERVAL_MS: z.coerce.number().int().min(50).max(60_000).default(1_000),
+    // OpenTelemetry traces (apps/server/src/tracing): names and meanings as the OpenTelemetry
+    // specification defines them. Without an endpoint nothing is set up and tracing costs nothing.
+    /** "true" (any case) turns tracing off whatever else is set; any other value is false, as the specification says. */
+    OTEL_SDK_DISABLED: z.string().optional(),
+    /** The collector's OTLP/HTTP base URL, e.g. http://otel-collector:4318; spans go to its /v1/traces. */
+    OTEL_EXPORTER_OTLP_ENDPOINT: optionalString(otlpUrl),
+    /** The full URL spans are sent to, used as it is (wins over OTEL_EXPORTER_OTLP_ENDPOINT). */
+    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: optionalString(otlpUrl),
+    OTEL_EXPORTER_OTLP_PROTOCOL: optionalString(otlpProtocol),
+    OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: optionalString(otlpProtocol),
+    /** key=value pairs, comma-separated, values URL-encoded (e.g. an API key header for a hosted backend). */
+    OTEL_EXPORTER_OTLP_HEADERS: optionalString(keyValueList),
+    OTEL_EXPORTER_OTLP_TRACES_HEADERS: optionalString(keyValueList),
+    OTEL_SERVICE_NAME: optionalString(z.string().trim().min(1).max(255)),
+    OTEL_RESOURCE_ATTRIBUTES: optionalString(keyValueList),
+    OTEL_TRACES_SAMPLER: optionalString(z.enum(TRACES_SAMPLERS, { message: `must be one of ${TRACES_SAMPLERS.join(', ')}` })),
+    /** The fraction of traces kept by the traceidratio samplers, 0 to 1. */
+    OTEL_TRACES_SAMPLER_ARG: optionalString(z.coerce.number().min(0).max(1)),
     /** Optional seed: bind this E.164 number to a built-in "echo" agent at start-up. */
     ECHO_AGENT_NUMBER: optionalString(
       z.string().regex(/^\+[1-9]\d{6,14}$/, { message: 'must be an E.164 number such as +15551230000' }),

@@ -1,3 +1,4 @@
 export { defaultPublicBaseUrl, loadAppConfig, ConfigValidationError, type AppConfig } from './app-config';
 export { environmentSchema, type Environment } from './environment.schema';
 export { ConfigModule, APP_CONFIG } from './config.module';
+export { parseKeyValueList, TRACES_SAMPLERS, type OtlpHttpProtocol, type TracesSamplerName, type TracingConfig } from './tracing-config';

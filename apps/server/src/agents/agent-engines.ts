@@ -11,6 +11,11 @@ import { ServerPipelineEngines } from './server-pipeline-engines';
 import type { LlmEngine } from '@switchboard/inference/llm';
 import { ServerRealtimeEngines } from './server-realtime-engines';
 import { CallUsageRegistry } from '../usage/call-usage-registry';
+import { EngineErrorMetrics } from '../metrics/engine-error-metrics';
+import { CallTracing } from '../tracing/call-tracing';
+import { EngineObservers, type EngineObserver } from '../tracing/engine-observer';
+import { observeTools } from '../tracing/observed-tools';
+import { traceAgentEngine } from '../tracing/traced-agent-engine';
 
 /** The agent engines this server can run, by the `engine` name stored on an agent. */
 @Injectable()
@@ -19,6 +24,8 @@ export class AgentEngines implements OnApplicationShutdown {
   private readonly engines: Map<string, AgentEngine>;
   /** Tool schemas compiled once per agent config version, not at every call start. */
   private readonly toolSchemas = new ToolSchemaCache();
+  /** Every engine and tool request: failures counted (GET /metrics), spans for traced calls. */
+  private readonly observer: EngineObserver;
 
   constructor(
     @Inject(APP_CONFIG) config: AppConfig,
@@ -27,9 +34,12 @@ export class AgentEngines implements OnApplicationShutdown {
     credentials: EngineCredentials,
     private readonly secrets: SecretsService,
     private readonly outbound: TenantOutbound,
+    engineErrors: EngineErrorMetrics,
+    tracing: CallTracing,
   ) {
-    this.pipelineEngines = new ServerPipelineEngines(() => inference.runtime(), inference.models, config.inference.modelsDir, usage, credentials, outbound);
-    const realtimeEngines = new ServerRealtimeEngines(usage, credentials, outbound.guard);
+    this.observer = new EngineObservers(engineErrors, tracing);
+    this.pipelineEngines = new ServerPipelineEngines(() => inference.runtime(), inference.models, config.inference.modelsDir, usage, credentials, outbound, this.observer);
+    const realtimeEngines = new ServerRealtimeEngines(usage, credentials, outbound.guard, this.observer);
     const tools = (agentConfig: AgentConfig, context: AgentCallContext) => this.toolRunner(agentConfig, context);
     this.engines = new Map<string, AgentEngine>([
       ['echo', new EchoAgentEngine()],
@@ -43,6 +53,8 @@ export class AgentEngines implements OnApplicationShutdown {
         }),
       ],
     ]);
+    // Traced calls only: without OTEL_* set, the engines are used as they are.
+    if (tracing.enabled) for (const [name, engine] of this.engines) this.engines.set(name, traceAgentEngine(engine, tracing));
   }
 
   resolve(engine: string): AgentEngine | undefined {
@@ -67,10 +79,11 @@ export class AgentEngines implements OnApplicationShutdown {
    * with `parameters` compiled once per config version (versions never change).
    */
   private toolRunner(agentConfig: AgentConfig, context: AgentCallContext): ToolRunner {
-    return createToolRunner(agentConfig.tools, {
+    const runner = createToolRunner(agentConfig.tools, {
       resolveSigningSecret: async (name) => (await this.secrets.resolve(context.organizationId, name))?.value,
       fetch: this.outbound.fetch,
       schemaCache: { cache: this.toolSchemas, configKey: `${context.agentId}:${context.agentConfigVersion}` },
     });
+    return observeTools(runner, agentConfig.tools, this.observer);
   }
 }

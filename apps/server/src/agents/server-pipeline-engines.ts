@@ -19,6 +19,9 @@ import { EngineCache } from './remote-engine-settings';
 import { EngineConfigError, type EngineCredentials, type EngineKey } from './engine-credentials';
 import type { CallUsageRegistry } from '../usage/call-usage-registry';
 import { meterAsr, meterLlm, meterTts } from '../usage/metered-engines';
+import type { EngineObserver } from '../tracing/engine-observer';
+import { llmTarget, sttTarget, ttsTarget } from '../tracing/engine-targets';
+import { observeAsr, observeLlm, observeTts } from '../tracing/observed-engines';
 
 /** Output rates by TTS provider (Piper's medium/high voices speak at 22.05 kHz; OpenAI's `pcm` is 24 kHz). */
 const TTS_SAMPLE_RATES: Record<AgentConfig['tts']['provider'], number> = { flite: 16_000, openai: 24_000, kokoro: 24_000, piper: 22_050 };
@@ -44,6 +47,8 @@ export class ServerPipelineEngines implements PipelineEngineResolver {
     private readonly usage: CallUsageRegistry,
     private readonly credentials: EngineCredentials,
     private readonly outbound: TenantOutbound,
+    /** Counts every failed request by provider and step, and traces it when its call is traced. */
+    private readonly observer: EngineObserver,
   ) {}
 
   ttsSampleRate(config: AgentConfig): number {
@@ -59,16 +64,23 @@ export class ServerPipelineEngines implements PipelineEngineResolver {
       this.ttsFor(config.tts, organizationId),
       config.turn.endOfTurnModel ? this.endOfTurnModel() : Promise.resolve(undefined),
     ]);
-    // Engines are shared by calls; the meters route each request's usage to its call (by callId).
-    return { vad: vad.createStream(callId), asr: meterAsr(asr, this.usage), llm: meterLlm(llm, this.usage), tts: meterTts(tts, this.usage), endOfTurnClassifier };
+    // Engines are shared by calls; the meters route each request's usage to its call (by callId),
+    // and the observers each request's span and failures.
+    return {
+      vad: vad.createStream(callId),
+      asr: observeAsr(meterAsr(asr, this.usage), sttTarget(config.stt), this.observer),
+      llm: observeLlm(meterLlm(llm, this.usage), llmTarget(config.llm), this.observer),
+      tts: observeTts(meterTts(tts, this.usage), ttsTarget(config.tts), this.observer),
+      endOfTurnClassifier,
+    };
   }
 
   /**
    * The LLM a post-call analysis uses (the agent's `llm`, or the analysis's own), shared like the
    * call's engines; not metered per call: the analysis counts its own tokens.
    */
-  analysisLlm(llm: AgentConfig['llm'], organizationId: string): Promise<LlmEngine> {
-    return this.llmFor(llm, organizationId);
+  async analysisLlm(llm: AgentConfig['llm'], organizationId: string): Promise<LlmEngine> {
+    return observeLlm(await this.llmFor(llm, organizationId), llmTarget(llm), this.observer);
   }
 
   /** A VAD stream for one call on the shared Silero model (the realtime agent judges barge-in with it). */

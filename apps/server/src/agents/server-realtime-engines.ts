@@ -5,6 +5,9 @@ import { EngineCache } from './remote-engine-settings';
 import { EngineConfigError, type EngineCredentials } from './engine-credentials';
 import type { CallUsageRegistry } from '../usage/call-usage-registry';
 import { meterSpeechToSpeech } from '../usage/metered-engines';
+import type { EngineObserver } from '../tracing/engine-observer';
+import { realtimeTarget } from '../tracing/engine-targets';
+import { observeSpeechToSpeech } from '../tracing/observed-engines';
 
 /**
  * Speech-to-speech engines for `realtime` agents, shared per endpoint, model and key. The socket
@@ -18,6 +21,7 @@ export class ServerRealtimeEngines {
     private readonly usage: CallUsageRegistry,
     private readonly credentials: EngineCredentials,
     private readonly outbound: OutboundGuard,
+    private readonly observer: EngineObserver,
   ) {}
 
   async resolve(config: AgentConfig, call: EngineCallContext): Promise<SpeechToSpeechEngine> {
@@ -30,21 +34,25 @@ export class ServerRealtimeEngines {
     const apiKey = key.apiKey;
     if (!apiKey) throw new EngineConfigError('realtime agent: set realtime.apiKeySecret to the name of a secret holding the API key');
     return this.engines.get([realtime.url, realtime.model, key.cacheKey], () =>
-      meterSpeechToSpeech(
-        new OpenAiRealtimeEngine({
-          apiKey,
-          model: realtime.model,
-          baseUrl: realtime.url,
-          defaultVoice: realtime.voice,
-          connectionGuard: {
-            refusal: (url) => {
-              const check = this.outbound.checkUrl(url, 'ws');
-              return check.ok ? undefined : check.reason;
+      observeSpeechToSpeech(
+        meterSpeechToSpeech(
+          new OpenAiRealtimeEngine({
+            apiKey,
+            model: realtime.model,
+            baseUrl: realtime.url,
+            defaultVoice: realtime.voice,
+            connectionGuard: {
+              refusal: (url) => {
+                const check = this.outbound.checkUrl(url, 'ws');
+                return check.ok ? undefined : check.reason;
+              },
+              lookup: this.outbound.lookup,
             },
-            lookup: this.outbound.lookup,
-          },
-        }),
-        this.usage,
+          }),
+          this.usage,
+        ),
+        realtimeTarget(realtime),
+        this.observer,
       ),
     );
   }

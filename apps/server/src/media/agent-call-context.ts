@@ -24,6 +24,7 @@ export function agentCallContextOf(
     agentConfigVersion: call.agentConfigVersion,
     config: call.agentConfig,
     streamParameters: { ...call.variables, ...edge.customParameters },
+    direction: call.direction,
     callerNumber: call.fromNumber,
     calledNumber: call.toNumber,
     callStartedAt: call.startedAt,

@@ -194,6 +194,7 @@ export class WebCallConnection {
       agentConfigVersion: call.agentConfigVersion,
       config: call.agentConfig,
       streamParameters: { ...call.variables },
+      direction: call.direction,
       callerNumber: call.fromNumber,
       calledNumber: call.toNumber,
       callStartedAt: call.startedAt,

@@ -107,6 +107,8 @@ export interface AgentCallContext {
    * says so (instead of its first message) and goes on from the conversation so far.
    */
   resumed?: ResumedCall;
+  /** inbound, outbound or web: for the server's metrics and traces (absent where an edge does not say). */
+  direction?: string;
   /** The caller's number (E.164) and the number they dialled, as Twilio reported them. */
   callerNumber: string;
   calledNumber: string;
