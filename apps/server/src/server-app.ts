@@ -23,6 +23,9 @@ export async function createServerApp(config: AppConfig, options: { logDestinati
     bodyParser: false,
   });
   app.useLogger(app.get(Logger));
+  // Behind a load balancer every request comes from its address: TRUST_PROXY names the proxies whose
+  // X-Forwarded-For says who the client is (the anonymous rate limit is per client address).
+  if (config.trustProxy !== undefined) app.set('trust proxy', config.trustProxy);
   app.useBodyParser('urlencoded', { extended: false, limit: '64kb' });
   // Scenario test suites may carry recorded caller turns (base64 WAVs): their one route gets a larger
   // bound. Registered first, so the general parser below finds the body already read.

@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { environmentSchema, type Environment } from './environment.schema';
+import { parseTrustProxy } from './trust-proxy';
 import { tracingConfigOf, type TracingConfig } from './tracing-config';
 
 /** The validated, typed configuration every module reads (never `process.env` directly). */
@@ -90,6 +91,8 @@ export interface AppConfig {
     dialerIntervalMs: number;
   };
   redisUrl: string | undefined;
+  /** Express's `trust proxy` (TRUST_PROXY): whose X-Forwarded-For gives the client's address; undefined: nobody's. */
+  trustProxy: number | string[] | undefined;
   rateLimit: {
     /** Requests per key per window. */
     requests: number;
@@ -187,6 +190,7 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     analysis: { workerEnabled: e.ANALYSIS_WORKER_ENABLED, pollIntervalMs: e.ANALYSIS_POLL_INTERVAL_MS },
     campaigns: { dialerEnabled: e.CAMPAIGN_DIALER_ENABLED, dialerIntervalMs: e.CAMPAIGN_DIALER_INTERVAL_MS },
     redisUrl: e.REDIS_URL,
+    trustProxy: e.TRUST_PROXY === undefined ? undefined : parseTrustProxy(e.TRUST_PROXY),
     rateLimit: { requests: e.RATE_LIMIT_REQUESTS, anonymousRequests: e.RATE_LIMIT_ANONYMOUS_REQUESTS, windowMs: e.RATE_LIMIT_WINDOW_MS },
     webhooks: {
       timeoutMs: e.WEBHOOK_TIMEOUT_MS,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseTrustProxy } from './trust-proxy';
 import { parseKeyValueList, TRACES_SAMPLERS } from './tracing-config';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -121,6 +122,15 @@ export const environmentSchema = z
      * the LAN, or 127.0.0.1 for local testing. Comma-separated. Everything else private is refused.
      */
     OUTBOUND_ALLOWED_HOSTS: z.string().default(''),
+    /**
+     * The proxies in front of the server (a hop count, or their addresses/CIDRs/presets), whose
+     * X-Forwarded-For is believed for the client's address (rate limits, logs). Unset: nobody's.
+     */
+    TRUST_PROXY: optionalString(
+      z.string().refine((value) => parseTrustProxy(value) !== undefined, {
+        message: 'must be a hop count (1-10) or comma-separated proxy addresses, CIDR ranges or loopback/linklocal/uniquelocal ("true" is refused: any client could choose its address)',
+      }),
+    ),
     /** Redis for state shared by every process (the API rate limit); unset: Postgres holds it. */
     REDIS_URL: optionalString(z.string().regex(/^rediss?:\/\/.+/i, { message: 'must be a redis:// or rediss:// URL' })),
     /** Requests one client address may make per RATE_LIMIT_WINDOW_MS with a missing or unknown API key. */
