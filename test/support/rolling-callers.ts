@@ -10,8 +10,6 @@ export interface PlacedCall {
   rejected: boolean;
   sayText: string;
   result: CallResult | null;
-  /** Bytes (8 kHz mu-law, one per sample) of the caller's speech, before its trailing silence. */
-  speechBytes: number;
   /** Set when the caller's side broke (a webhook or socket that failed): always a finding. */
   error: string | null;
 }
@@ -28,7 +26,7 @@ const TONES = [1500, 2300, 3100, 3900, 4500].map((durationMs) =>
   encodeMulaw(sineTone({ frequencyHz: 440, durationMs, sampleRate: 8000, amplitudeDbfs: -12 })),
 );
 /** Silence after the caller's audio, before the hang-up: the echo of the last frames comes back in it. */
-export const TRAILING_SILENCE_MS = 600;
+const TRAILING_SILENCE_MS = 1000;
 
 /**
  * `slots` callers that phone `line` over and over, each as Twilio would (signed voice webhook,
@@ -84,7 +82,7 @@ export class RollingCallers {
         from: `+1555${String(7_000_000 + slot * 1000 + (round % 1000)).padStart(7, '0')}`,
         to: this.line.number,
       });
-      const placed: PlacedCall = { slot, callSid: call.parties.callSid, callId: null, rejected: false, sayText: '', result: null, speechBytes: 0, error: null };
+      const placed: PlacedCall = { slot, callSid: call.parties.callSid, callId: null, rejected: false, sayText: '', result: null, error: null };
       this.calls.push(placed);
       try {
         const twiml = await call.dial();
@@ -101,7 +99,6 @@ export class RollingCallers {
           await call.sendStatusCallback('completed');
         }
         placed.result = call.result();
-        placed.speechBytes = Math.max(0, placed.result.sentMulaw.length - (TRAILING_SILENCE_MS * 8000) / 1000);
       } catch (error) {
         placed.error = (error as Error).message;
         await call.dropConnection().catch(() => undefined);
