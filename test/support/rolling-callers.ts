@@ -1,4 +1,4 @@
-import { encodeMulaw, sineTone } from '@switchboard/audio';
+import { decodeMulaw, encodeMulaw, sineTone } from '@switchboard/audio';
 import { SimulatedTwilioCall, type CallResult } from '@switchboard/testing';
 
 /** One call a caller slot placed, as the caller lived it. */
@@ -10,6 +10,11 @@ export interface PlacedCall {
   rejected: boolean;
   sayText: string;
   result: CallResult | null;
+  /**
+   * How long after its trailing silence the caller waited for the echo of its last words (a
+   * person waits for the other side to finish too): the echo's lag, not a loss. Null when not reached.
+   */
+  echoWaitMs: number | null;
   /** Set when the caller's side broke (a webhook or socket that failed): always a finding. */
   error: string | null;
 }
@@ -26,7 +31,16 @@ const TONES = [1500, 2300, 3100, 3900, 4500].map((durationMs) =>
   encodeMulaw(sineTone({ frequencyHz: 440, durationMs, sampleRate: 8000, amplitudeDbfs: -12 })),
 );
 /** Silence after the caller's audio, before the hang-up: the echo of the last frames comes back in it. */
-const TRAILING_SILENCE_MS = 1000;
+const TRAILING_SILENCE_MS = 600;
+/** The longest a caller waits after that for the echo of its last words before hanging up anyway. */
+const ECHO_WAIT_LIMIT_MS = 5_000;
+
+/** A 20 ms frame (160 mu-law bytes) that carries the tone rather than silence. */
+export function isVoicedFrame(samples: Int16Array): boolean {
+  let energy = 0;
+  for (const sample of samples) energy += sample * sample;
+  return samples.length > 0 && Math.sqrt(energy / samples.length) > 1000;
+}
 
 /**
  * `slots` callers that phone `line` over and over, each as Twilio would (signed voice webhook,
@@ -82,7 +96,7 @@ export class RollingCallers {
         from: `+1555${String(7_000_000 + slot * 1000 + (round % 1000)).padStart(7, '0')}`,
         to: this.line.number,
       });
-      const placed: PlacedCall = { slot, callSid: call.parties.callSid, callId: null, rejected: false, sayText: '', result: null, error: null };
+      const placed: PlacedCall = { slot, callSid: call.parties.callSid, callId: null, rejected: false, sayText: '', result: null, echoWaitMs: null, error: null };
       this.calls.push(placed);
       try {
         const twiml = await call.dial();
@@ -90,11 +104,19 @@ export class RollingCallers {
         placed.sayText = twiml.sayText;
         placed.callId = twiml.stream?.parameters['callId'] ?? null;
         if (!twiml.rejected) {
+          let voicedEchoed = 0;
+          call.on('message', (message) => {
+            if (message.event === 'media' && isVoicedFrame(decodeMulaw(message.payload))) voicedEchoed++;
+          });
           await call.connectMedia();
           if (first) this.connected[slot]?.();
           if (first) await this.released;
           const tone = TONES[(slot + round) % TONES.length]!;
           await call.streamAudio(tone, { trailingSilenceMs: TRAILING_SILENCE_MS });
+          const waitFrom = performance.now();
+          const voicedSent = tone.length / 160;
+          while (voicedEchoed < voicedSent && performance.now() - waitFrom < ECHO_WAIT_LIMIT_MS) await new Promise((resolve) => setTimeout(resolve, 20));
+          if (voicedEchoed >= voicedSent) placed.echoWaitMs = performance.now() - waitFrom;
           await call.hangup();
           await call.sendStatusCallback('completed');
         }
