@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { encodeMulaw, sineTone } from '@switchboard/audio';
+import { sample } from '../support/prometheus-text';
 import { startTestServer, type TestServer } from '../support/test-server';
 
 /**
@@ -9,12 +10,6 @@ import { startTestServer, type TestServer } from '../support/test-server';
  * with bounded labels.
  */
 const TONE = encodeMulaw(sineTone({ frequencyHz: 440, durationMs: 1000, sampleRate: 8000, amplitudeDbfs: -12 }));
-
-/** The value of one series (this server runs no cluster, so no worker label). */
-function sample(text: string, series: string): number | undefined {
-  const line = text.split('\n').find((candidate) => candidate.startsWith(`${series} `));
-  return line === undefined ? undefined : Number(line.slice(series.length + 1));
-}
 
 describe('GET /metrics without METRICS_TOKEN (e2e)', () => {
   let server: TestServer;

@@ -7,6 +7,7 @@ import { Client } from 'pg';
 import { ALL_AGENTS_BUSY_MESSAGE } from '../../apps/server/src/twilio/inbound-call.service';
 import { createOtherOrganizationKey, createRepositories, createScratchDatabase, createTestPrisma, type ScratchDatabase } from '../support/database';
 import { HaproxyProcess } from '../support/haproxy';
+import { sumOf } from '../support/prometheus-text';
 import { isVoicedFrame, RollingCallers, type PlacedCall } from '../support/rolling-callers';
 import { ServerFleet, type DrainRecord } from '../support/server-fleet';
 import { bindTenantNumber, connectTwilioAccount, type TenantTwilioAccount } from '../support/tenant-twilio';
@@ -280,11 +281,7 @@ describe('several instances behind HAProxy, restarted one by one while calls go 
 
 /** The live-calls gauge of one instance, read on its own address as Prometheus would scrape it. */
 async function liveCallsOn(port: number): Promise<number> {
-  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-  return text
-    .split('\n')
-    .filter((line) => line.startsWith('switchboard_live_calls{') || line.startsWith('switchboard_live_calls '))
-    .reduce((sum, line) => sum + Number(line.split(' ').at(-1)), 0);
+  return sumOf(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text(), 'switchboard_live_calls');
 }
 
 /**

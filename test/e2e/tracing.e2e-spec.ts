@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { FakeOpenAiServer, freeLoopbackPort, placeCall } from '@switchboard/testing';
 import { encodeMulaw, sineTone } from '@switchboard/audio';
 import { testDatabaseUrl, uniqueE164 } from '../support/database';
+import { sample } from '../support/prometheus-text';
 import { ServerFromSource } from '../support/server-from-source';
 import { CallTracing } from '../../apps/server/src/tracing/call-tracing';
 import { bindAgent, dialAgent, fakePipelineEngines, speechFixture, toneSpeechFor } from '../support/conversation-agents';
@@ -131,12 +132,6 @@ class FakeCollector {
       }
     }
   }
-}
-
-/** The value of one series, or undefined when absent. */
-function sample(text: string, series: string): number | undefined {
-  const line = text.split('\n').find((candidate) => candidate.startsWith(`${series} `));
-  return line === undefined ? undefined : Number(line.slice(series.length + 1));
 }
 
 describe('OpenTelemetry traces over OTLP/HTTP JSON (e2e)', () => {

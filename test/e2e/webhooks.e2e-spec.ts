@@ -5,6 +5,7 @@ import type { PrismaService } from '../../libs/persistence/src/prisma.service';
 import { bindTenantNumber, connectTwilioAccount, type TenantTwilioAccount } from '../support/tenant-twilio';
 import { eventually, startTestServer, type TestServer } from '../support/test-server';
 import { WebhookReceiver } from '../support/webhook-receiver';
+import { sample } from '../support/prometheus-text';
 
 const ALL_CALL_EVENTS = ['call.started', 'call.answered', 'call.ended', 'transcript.turn', 'tool.invoked'];
 
@@ -75,12 +76,6 @@ describe('Outgoing webhooks (e2e)', () => {
   }
 
   const metrics = async () => (await fetch(`${server.serverUrl}/metrics`)).text();
-  /** One series' value in a scrape (this server runs no cluster: no worker label). */
-  const series = (text: string, name: string): number | undefined => {
-    const line = text.split('\n').find((candidate) => candidate.startsWith(`${name} `));
-    return line === undefined ? undefined : Number(line.slice(name.length + 1));
-  };
-
   async function allDeliveries(subscriptionId: string): Promise<any[]> {
     const items: any[] = [];
     let cursor: string | null = null;
@@ -214,8 +209,8 @@ describe('Outgoing webhooks (e2e)', () => {
       expect(failing.filter((d) => !before.has(d.id) && d.status === 'pending').every((d) => d.attemptCount >= 3)).toBe(true);
       expect(receiver.received.length).toBe(downSince);
       // /metrics shows the outage as it happens: attempts to retry, and a backlog.
-      const duringOutage = await eventually(metrics, (text) => (series(text, 'switchboard_webhook_backlog{state="due"}') ?? 0) + (series(text, 'switchboard_webhook_backlog{state="scheduled"}') ?? 0) >= 9, 10_000);
-      expect(series(duringOutage, 'switchboard_webhook_attempts_total{outcome="retry"}')).toBeGreaterThanOrEqual(27);
+      const duringOutage = await eventually(metrics, (text) => (sample(text, 'switchboard_webhook_backlog{state="due"}') ?? 0) + (sample(text, 'switchboard_webhook_backlog{state="scheduled"}') ?? 0) >= 9, 10_000);
+      expect(sample(duringOutage, 'switchboard_webhook_attempts_total{outcome="retry"}')).toBeGreaterThanOrEqual(27);
       const pendingOne = failing.find((d) => !before.has(d.id) && d.status === 'pending');
       const failedAttempts = (await api(`/v1/webhook-deliveries/${pendingOne.id}`)).body.attempts;
       expect(failedAttempts.length).toBeGreaterThanOrEqual(3);
@@ -241,15 +236,15 @@ describe('Outgoing webhooks (e2e)', () => {
       }
       expect(receiver.received.every((request) => request.signatureValid)).toBe(true);
       // ...and its end: everything delivered, some of it only after the outage (seconds after its event).
-      const afterOutage = await eventually(metrics, (text) => series(text, 'switchboard_webhook_backlog{state="scheduled"}') === 0 && series(text, 'switchboard_webhook_backlog{state="due"}') === 0, 10_000);
-      expect(series(afterOutage, 'switchboard_webhook_oldest_due_seconds')).toBe(0);
-      expect(series(afterOutage, 'switchboard_webhook_attempts_total{outcome="delivered"}')).toBeGreaterThanOrEqual(producedCallIds.length * 3);
-      const delivered = series(afterOutage, 'switchboard_webhook_delivery_seconds_count')!;
+      const afterOutage = await eventually(metrics, (text) => sample(text, 'switchboard_webhook_backlog{state="scheduled"}') === 0 && sample(text, 'switchboard_webhook_backlog{state="due"}') === 0, 10_000);
+      expect(sample(afterOutage, 'switchboard_webhook_oldest_due_seconds')).toBe(0);
+      expect(sample(afterOutage, 'switchboard_webhook_attempts_total{outcome="delivered"}')).toBeGreaterThanOrEqual(producedCallIds.length * 3);
+      const delivered = sample(afterOutage, 'switchboard_webhook_delivery_seconds_count')!;
       // The histogram counts from the enqueue to the receiver's answer, as the delivery log does.
       const waitedOverHalfSecond = fresh.filter((d) => Date.parse(d.deliveredAt) - Date.parse(d.createdAt) > 500).length;
       expect(waitedOverHalfSecond).toBeGreaterThan(0);
-      expect(delivered - series(afterOutage, 'switchboard_webhook_delivery_seconds_bucket{le="0.5"}')!).toBeGreaterThanOrEqual(waitedOverHalfSecond);
-      expect(series(afterOutage, 'switchboard_webhook_request_seconds_count')).toBeGreaterThan(delivered);
+      expect(delivered - sample(afterOutage, 'switchboard_webhook_delivery_seconds_bucket{le="0.5"}')!).toBeGreaterThanOrEqual(waitedOverHalfSecond);
+      expect(sample(afterOutage, 'switchboard_webhook_request_seconds_count')).toBeGreaterThan(delivered);
     });
 
     it('replays a delivery as a new one with the same webhook-id', async () => {
