@@ -26,6 +26,9 @@ export async function createServerApp(config: AppConfig, options: { logDestinati
   // Behind a load balancer every request comes from its address: TRUST_PROXY names the proxies whose
   // X-Forwarded-For says who the client is (the anonymous rate limit is per client address).
   if (config.trustProxy !== undefined) app.set('trust proxy', config.trustProxy);
+  // Node's default (5 s) is shorter than load balancers keep their connections to an instance: one
+  // reused just as the server closes it loses its request. Idle connections still close at shutdown.
+  app.getHttpServer().keepAliveTimeout = config.httpKeepAliveTimeoutMs;
   app.useBodyParser('urlencoded', { extended: false, limit: '64kb' });
   // Scenario test suites may carry recorded caller turns (base64 WAVs): their one route gets a larger
   // bound. Registered first, so the general parser below finds the body already read.

@@ -10,6 +10,8 @@ export interface AppConfig {
   port: number;
   /** After SIGTERM/SIGINT the process exits within this long, whatever still waits. */
   shutdownTimeoutMs: number;
+  /** HTTP_KEEP_ALIVE_TIMEOUT_S: idle kept-alive connections are closed after this long. */
+  httpKeepAliveTimeoutMs: number;
   /**
    * SIGTERM's drain (apps/server/src/lifecycle): how long live calls may go on, the least it lasts
    * (so load balancers notice it before the port closes), and what ends the calls at the bound.
@@ -145,6 +147,7 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     nodeEnv: e.NODE_ENV,
     port: e.PORT,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    httpKeepAliveTimeoutMs: e.HTTP_KEEP_ALIVE_TIMEOUT_S * 1000,
     drain: { timeoutMs: e.DRAIN_TIMEOUT_S * 1000, minMs: Math.min(e.DRAIN_MIN_S, e.DRAIN_TIMEOUT_S) * 1000, message: e.DRAIN_MESSAGE },
     workers: e.WORKERS === 'auto' ? availableParallelism() : e.WORKERS,
     publicBaseUrl: e.PUBLIC_BASE_URL ?? defaultPublicBaseUrl(e.PORT),

@@ -57,6 +57,12 @@ export const environmentSchema = z
       .enum(['true', 'false'], { message: "must be 'true' or 'false'" })
       .default('true')
       .transform((value) => value === 'true'),
+    /**
+     * How long an idle kept-alive HTTP connection stays open. Longer than any load balancer's idle
+     * timeout for its connections to the instances (AWS ALB: 60 s), or the balancer may send a request
+     * over a connection the server is closing at that moment, and the request is lost.
+     */
+    HTTP_KEEP_ALIVE_TIMEOUT_S: z.coerce.number().int().min(1).max(3600).default(65),
     /** SIGTERM/SIGINT: live calls are ended and stores flushed, but the process exits after this long whatever still waits (a wedged database, a hung socket). */
     SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600_000).default(25_000),
     /**

@@ -1,0 +1,52 @@
+import { request as httpRequest, Agent } from 'node:http';
+import { startTestServer, type TestServer } from '../support/test-server';
+
+/**
+ * A load balancer keeps its connections to an instance open between requests (AWS ALB for 60 s).
+ * Node closes an idle one after 5 s by default, and a request the balancer sends over it at that
+ * moment is lost. HTTP_KEEP_ALIVE_TIMEOUT_S (65 s by default) keeps them open longer than that.
+ */
+describe('HTTP keep-alive towards a load balancer (e2e)', () => {
+  let byDefault: TestServer;
+  let configured: TestServer;
+
+  beforeAll(async () => {
+    [byDefault, configured] = await Promise.all([startTestServer({}), startTestServer({ HTTP_KEEP_ALIVE_TIMEOUT_S: '7' })]);
+  }, 60_000);
+
+  afterAll(async () => Promise.all([byDefault?.close(), configured?.close()]));
+
+  /** GET /health over `agent`, answering the Keep-Alive header and the socket it came on. */
+  const get = (server: TestServer, agent: Agent) =>
+    new Promise<{ keepAlive: string | undefined; socket: unknown }>((resolve, reject) => {
+      const req = httpRequest(`${server.serverUrl}/health`, { agent }, (res) => {
+        res.resume();
+        res.on('end', () => resolve({ keepAlive: res.headers['keep-alive'] as string | undefined, socket: req.socket }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+
+  it('keeps an idle connection open past Node’s 5 s default, and says so in Keep-Alive', async () => {
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      const first = await get(byDefault, agent);
+      expect(first.keepAlive).toBe('timeout=65');
+      await new Promise((resolve) => setTimeout(resolve, 5_500));
+      const second = await get(byDefault, agent);
+      // The same connection served the second request: the server had not closed it.
+      expect(second.socket).toBe(first.socket);
+    } finally {
+      agent.destroy();
+    }
+  });
+
+  it('HTTP_KEEP_ALIVE_TIMEOUT_S sets the bound', async () => {
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      expect((await get(configured, agent)).keepAlive).toBe('timeout=7');
+    } finally {
+      agent.destroy();
+    }
+  });
+});
