@@ -19,6 +19,26 @@ describe('docker/', () => {
     expect((JSON.parse(cmd as string) as string[]).join(' ')).toBe(start);
   });
 
+  it('the CUDA image builds the app as the CPU image does and runs the same command', () => {
+    const stages = (file: string) => read(file).split(/^FROM /m).slice(1);
+    const instructions = (stage: string) => stage.split('\n').filter((line) => /^(COPY|RUN npm|CMD|HEALTHCHECK|USER|EXPOSE|WORKDIR)/.test(line));
+    const [cpuBuild, cpuRuntime] = stages('docker/Dockerfile');
+    const [cudaBuild, cudaRuntime] = stages('docker/cuda.Dockerfile');
+    expect(instructions(cudaBuild!)).toEqual(instructions(cpuBuild!));
+    // The runtime stage copies node itself in first; everything else is the CPU image's.
+    expect(instructions(cudaRuntime!).filter((line) => !line.includes('/usr/local/bin/node'))).toEqual(instructions(cpuRuntime!));
+  });
+
+  it('the CUDA image installs the CUDA provider, fails its build without it, and runs on CUDA 12 with cuDNN', () => {
+    const file = read('docker/cuda.Dockerfile');
+    expect(file).toMatch(/ONNXRUNTIME_NODE_INSTALL=cuda12 node script\/install/);
+    expect(file).toMatch(/test -f bin\/napi-v6\/linux\/x64\/libonnxruntime_providers_cuda\.so/);
+    expect(file).toMatch(/^FROM nvidia\/cuda:12\.[\d.]+-cudnn-runtime-/m);
+    // WebGPU (Dawn over Vulkan) needs the loader and the driver's graphics capability.
+    expect(file).toMatch(/libvulkan1/);
+    expect(file).toMatch(/NVIDIA_DRIVER_CAPABILITIES=compute,utility,graphics/);
+  });
+
   it("compose's stop grace period outlasts the drain, its message and the shutdown bound", () => {
     const compose = read('docker/compose.yaml');
     const grace = Number(/stop_grace_period: (\d+)s/.exec(compose)?.[1]);
