@@ -108,6 +108,11 @@ describe('first run: the echo agent, and a pipeline agent once there are engines
     });
     return { status: response.status, body: (await response.json()) as any };
   };
+  const readiness = async () => {
+    const response = await fetch(`${baseUrl}/health/ready`);
+    expect(response.status).toBe(200);
+    return (await response.json()) as { inference: { state: string; fallbacks?: unknown } };
+  };
   const agents = async (apiKey: string): Promise<AgentSummary[]> => (await api(apiKey, '/v1/agents?limit=100')).body.data as AgentSummary[];
 
   beforeAll(async () => {
@@ -140,6 +145,8 @@ describe('first run: the echo agent, and a pipeline agent once there are engines
     const dataDir = folder('data');
 
     const first = await start(database, dataDir, { MODELS_DIR: emptyModelsDir });
+    // No pulled model: local inference is not started at boot (a remote-only server spends no threads).
+    expect((await readiness()).inference).toEqual({ state: 'not_started' });
     expect(first.output).toMatch(/first run: in the console, press Talk next to \\"Echo \(talk to yourself\)\\" \(your own voice back\)\. No pipeline agent yet: a pipeline agent needs speech recognition and an LLM: set OPENAI_API_KEY/);
     expect(first.output).toContain('npm run models -- pull whisper-base.en');
     const apiKey = await claimKey(first.output);
@@ -147,7 +154,19 @@ describe('first run: the echo agent, and a pipeline agent once there are engines
     await stop();
 
     // Speech recognition pulled but no LLM: still no pipeline agent, and the log says what is missing.
-    const modelsOnly = await start(database, dataDir, { MODELS_DIR: modelsDir });
+    const modelsOnly = await start(database, dataDir, { MODELS_DIR: modelsDir, INFERENCE_DEVICE: 'auto' });
+    // A pulled model starts local inference at boot, under INFERENCE_DEVICE=auto: CUDA and WebGPU are
+    // passed over on this machine (CPU build, no GPU), each with its reason, in health and in the log.
+    const inference = (await readiness()).inference;
+    expect(inference).toMatchObject({ state: 'running', requested: 'auto', device: 'cpu' });
+    expect(inference.fallbacks).toEqual([
+      { provider: 'cuda', reason: expect.stringMatching(/\S/) },
+      { provider: 'webgpu', reason: expect.stringMatching(/\S/) },
+    ]);
+    expect(modelsOnly.output).toContain('inference: CUDA unavailable (');
+    expect(modelsOnly.output).toContain('): trying WebGPU');
+    expect(modelsOnly.output).toContain('inference: WebGPU unavailable (');
+    expect(modelsOnly.output).toMatch(/Inference runtime: CPU execution provider \(requested auto\)/);
     await waitFor(() => modelsOnly.output.includes('no pipeline agent yet'), 10_000, 'the missing-LLM line', () => modelsOnly.output);
     expect(modelsOnly.output).toMatch(/no pipeline agent yet: local speech recognition \(whisper-base\.en\) is installed, but a pipeline agent also needs an LLM/);
     expect((await agents(apiKey)).map((agent) => agent.engine)).toEqual(['echo']);

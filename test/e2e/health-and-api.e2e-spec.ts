@@ -1,14 +1,20 @@
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { startTestServer, type TestServer } from '../support/test-server';
 
 describe('health and the calls API (e2e)', () => {
   let server: TestServer;
+  // No pulled model: local inference stays unstarted until a call needs it.
+  const modelsDir = mkdtempSync(join(tmpdir(), 'switchboard-health-models-'));
 
   beforeAll(async () => {
-    server = await startTestServer();
+    server = await startTestServer({ MODELS_DIR: modelsDir });
   });
   afterAll(async () => {
     await server.close();
+    rmSync(modelsDir, { recursive: true, force: true });
   });
 
   it('GET /health answers liveness without touching dependencies', async () => {
@@ -18,10 +24,10 @@ describe('health and the calls API (e2e)', () => {
     expect(response.headers.get('x-request-id')).toMatch(/^[\w-]{8,}$/);
   });
 
-  it('GET /health/ready reports the database reachable', async () => {
+  it('GET /health/ready reports the database reachable, and local inference not started without a pulled model', async () => {
     const response = await fetch(`${server.serverUrl}/health/ready`);
     expect(response.status).toBe(200);
-    expect(await response.json()).toEqual({ status: 'ready', database: 'up' });
+    expect(await response.json()).toEqual({ status: 'ready', database: 'up', inference: { state: 'not_started' } });
   });
 
   it('echoes a caller-supplied request id', async () => {

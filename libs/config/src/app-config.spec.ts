@@ -8,7 +8,7 @@ describe('loadAppConfig', () => {
     expect(config.database).toEqual({ url: undefined, dataDir: './data', migrateOnStart: true, poolMax: 10 });
     expect(config.logLevel).toBe('info');
     expect(config.twilio.authToken).toBeUndefined();
-    expect(config.inference).toEqual({ modelsDir: './models', device: 'auto', workers: undefined, batchMaxDelayMs: 2 });
+    expect(config.inference).toEqual({ modelsDir: './models', device: 'auto', modelDevices: {}, workers: undefined, batchMaxDelayMs: 2 });
   });
 
   it('reads every variable and strips the trailing slash of PUBLIC_BASE_URL', () => {
@@ -58,6 +58,39 @@ describe('loadAppConfig', () => {
     }
     expect((error as ConfigValidationError).problems).toHaveLength(9);
     expect(message).not.toContain(secret);
+  });
+
+  it('accepts webgpu as INFERENCE_DEVICE', () => {
+    expect(loadAppConfig({ INFERENCE_DEVICE: 'webgpu' }).inference.device).toBe('webgpu');
+  });
+
+  it('reads INFERENCE_MODEL_DEVICES as model=provider pins, ignoring blanks and spacing', () => {
+    const config = loadAppConfig({ INFERENCE_MODEL_DEVICES: ' smart-turn-v3.2=cpu, whisper-base.en = WebGPU,,silero-vad-v5=cuda,' });
+    expect(config.inference.modelDevices).toEqual({ 'smart-turn-v3.2': 'cpu', 'whisper-base.en': 'webgpu', 'silero-vad-v5': 'cuda' });
+    expect(loadAppConfig({ INFERENCE_MODEL_DEVICES: '' }).inference.modelDevices).toEqual({});
+  });
+
+  it.each([
+    ['an unknown provider', 'whisper-base.en=gpu', /INFERENCE_MODEL_DEVICES: entry "whisper-base\.en=gpu": unknown provider "gpu" \(expected cpu, cuda, webgpu\)/],
+    ['auto, which is no provider', 'whisper-base.en=auto', /unknown provider "auto"/],
+    ["a missing '='", 'smart-turn-v3.2', /INFERENCE_MODEL_DEVICES: entry "smart-turn-v3\.2" has no '=' \(expected model=provider\)/],
+    ['an empty model name', '=cpu', /INFERENCE_MODEL_DEVICES: entry "=cpu" has no model name/],
+    ['a model pinned twice', 'a=cpu,a=cuda', /INFERENCE_MODEL_DEVICES: model "a" is pinned more than once/],
+  ])('rejects INFERENCE_MODEL_DEVICES with %s, naming the entry', (_label, value, message) => {
+    expect(() => loadAppConfig({ INFERENCE_MODEL_DEVICES: value })).toThrow(message);
+  });
+
+  it('lists every bad INFERENCE_MODEL_DEVICES entry at once', () => {
+    let error: unknown;
+    try {
+      loadAppConfig({ INFERENCE_MODEL_DEVICES: 'a=tpu,b,c=cpu' });
+    } catch (caught) {
+      error = caught;
+    }
+    expect((error as ConfigValidationError).problems).toEqual([
+      'INFERENCE_MODEL_DEVICES: entry "a=tpu": unknown provider "tpu" (expected cpu, cuda, webgpu)',
+      `INFERENCE_MODEL_DEVICES: entry "b" has no '=' (expected model=provider)`,
+    ]);
   });
 
   it('requires Twilio and admin settings in production', () => {

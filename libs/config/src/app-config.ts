@@ -51,6 +51,8 @@ export interface AppConfig {
   inference: {
     modelsDir: string;
     device: Environment['INFERENCE_DEVICE'];
+    /** INFERENCE_MODEL_DEVICES: model name -> provider. */
+    modelDevices: Environment['INFERENCE_MODEL_DEVICES'];
     workers: number | undefined;
     batchMaxDelayMs: number;
   };
@@ -161,6 +163,7 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     inference: {
       modelsDir: e.MODELS_DIR,
       device: e.INFERENCE_DEVICE,
+      modelDevices: e.INFERENCE_MODEL_DEVICES,
       workers: e.INFERENCE_WORKERS,
       batchMaxDelayMs: e.INFERENCE_BATCH_DELAY_MS,
     },
@@ -214,3 +217,4 @@ function commaList(value: string): string[] {
     .map((item) => item.trim())
     .filter((item) => item.length > 0);
 }
+

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseModelDevices } from './model-devices';
 import { parseTrustProxy } from './trust-proxy';
 import { parseKeyValueList, TRACES_SAMPLERS } from './tracing-config';
 
@@ -100,8 +101,21 @@ export const environmentSchema = z
     LOG_FORMAT: z.enum(['auto', 'json', 'pretty']).default('auto'),
     /** Where pulled models live (`npm run models -- pull <name>`). */
     MODELS_DIR: z.string().min(1).default('./models'),
-    /** Execution provider for local inference: CUDA when available (auto), or forced. */
-    INFERENCE_DEVICE: z.enum(['auto', 'cuda', 'cpu']).default('auto'),
+    /**
+     * Execution provider for local inference. auto: CUDA, else WebGPU, else CPU (one log line per
+     * provider passed over); cuda or webgpu: that one or the server's inference refuses to start.
+     */
+    INFERENCE_DEVICE: z.enum(['auto', 'cuda', 'webgpu', 'cpu']).default('auto'),
+    /** Per-model providers, `model=provider,...` (provider cpu, cuda or webgpu); unavailable: the INFERENCE_DEVICE one. */
+    INFERENCE_MODEL_DEVICES: z
+      .string()
+      .default('')
+      .transform((value, ctx) => {
+        const parsed = parseModelDevices(value);
+        if ('pins' in parsed) return parsed.pins;
+        for (const message of parsed.problems) ctx.addIssue({ code: 'custom', message });
+        return z.NEVER;
+      }),
     /** Inference worker threads; unset: min(2, available cores). */
     INFERENCE_WORKERS: optionalString(z.coerce.number().int().min(1).max(64)),
     /** Longest a request waits for others to share its batch while every inference worker is busy (an idle worker runs it at once). */

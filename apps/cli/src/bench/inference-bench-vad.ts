@@ -11,7 +11,7 @@ import { SileroVad, type SileroVadStream } from '@switchboard/inference/vad';
 export const CHUNK_SAMPLES = 256;
 export const CHUNK_MS = 32;
 
-export type BenchDevice = 'cpu' | 'cuda';
+export type BenchDevice = 'cpu' | 'cuda' | 'webgpu';
 
 export interface VadRig {
   runtime: OnnxInferenceRuntime;

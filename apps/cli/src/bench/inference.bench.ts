@@ -1,5 +1,5 @@
 /**
- * `npm run bench:inference [-- --check] [-- --device cpu|cuda]`
+ * `npm run bench:inference [-- --check] [-- --device cpu|cuda|webgpu]`
  *
  * The real Silero VAD (v5, 8 kHz) through the real inference runtime (worker thread, micro-batching
  * scheduler), on one worker thread with one ONNX thread:
@@ -9,7 +9,7 @@
  *  3. how many calls' VAD one core sustains in real time (target: >= 400), simulated, with the
  *     figure computed from the per-stream cost beside it.
  * Prints a table, then one `BENCH_JSON {...}` line. --check exits 1 when a target fails.
- * --device cuda runs on the CUDA execution provider, and fails with the reason where there is none.
+ * --device cuda (or webgpu) runs on that execution provider, and fails with the reason where there is none.
  */
 import { cpus, loadavg } from 'node:os';
 import { EngineError } from '@switchboard/inference/contracts';
@@ -76,7 +76,7 @@ function parseDevice(args: readonly string[]): BenchDevice {
   const index = args.indexOf('--device');
   if (index < 0) return 'cpu';
   const value = args[index + 1];
-  if (value !== 'cpu' && value !== 'cuda') throw new UsageError(`--device must be cpu or cuda, got ${value ?? 'nothing'}`);
+  if (value !== 'cpu' && value !== 'cuda' && value !== 'webgpu') throw new UsageError(`--device must be cpu, cuda or webgpu, got ${value ?? 'nothing'}`);
   return value;
 }
 

@@ -1,7 +1,42 @@
 import { Controller, Get, HttpCode, ServiceUnavailableException } from '@nestjs/common';
 import { ApiOkResponse, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
+import type { SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 import { DatabaseHealth } from '@switchboard/persistence';
+import { InferenceService, type InferenceState } from '../inference/inference.service';
 import { ServerDrain } from '../lifecycle/server-drain';
+
+const PROVIDER: SchemaObject = { type: 'string', enum: ['cpu', 'cuda', 'webgpu'] };
+const REQUESTED: SchemaObject = { type: 'string', enum: ['auto', 'cpu', 'cuda', 'webgpu'] };
+
+/** Local inference in the readiness answer: informational, it never makes the server unready. */
+const INFERENCE_SCHEMA: SchemaObject = {
+  type: 'object',
+  description:
+    'Local inference (onnxruntime): `not_started` until a pulled model or the first call needs it; `running` with the execution provider ' +
+    'requested (INFERENCE_DEVICE), the one chosen, the providers passed over and why, and where each loaded model runs; `failed` when an ' +
+    'explicitly requested GPU provider is unavailable.',
+  properties: {
+    state: { type: 'string', enum: ['not_started', 'starting', 'running', 'failed'] },
+    requested: REQUESTED,
+    device: PROVIDER,
+    fallbacks: {
+      type: 'array',
+      items: { type: 'object', properties: { provider: PROVIDER, reason: { type: 'string' } }, required: ['provider', 'reason'] },
+    },
+    models: { type: 'object', additionalProperties: PROVIDER, description: 'Loaded models by name: the provider each runs on.' },
+    modelFallbacks: {
+      type: 'array',
+      description: 'Models pinned (INFERENCE_MODEL_DEVICES) to a provider that is unavailable, and where they run instead.',
+      items: {
+        type: 'object',
+        properties: { model: { type: 'string' }, pinned: PROVIDER, device: PROVIDER, reason: { type: 'string' } },
+        required: ['model', 'pinned', 'device', 'reason'],
+      },
+    },
+    error: { type: 'string', description: 'Why the runtime could not start (state `failed`).' },
+  },
+  required: ['state'],
+};
 
 @ApiTags('Health')
 @Controller('health')
@@ -9,6 +44,7 @@ export class HealthController {
   constructor(
     private readonly database: DatabaseHealth,
     private readonly drain: ServerDrain,
+    private readonly inference: InferenceService,
   ) {}
 
   /** Liveness: the process is up and serving HTTP. Never touches dependencies. */
@@ -22,20 +58,25 @@ export class HealthController {
   /**
    * Readiness: the database answers, so calls can be recorded, and this process is not draining (a
    * load balancer then sends new calls to the other instances; liveness stays 200 meanwhile).
+   * `inference` says which execution provider local inference runs on, and why not a faster one.
    */
   @Get('ready')
   @ApiOkResponse({
-    description: 'The database answers.',
-    schema: { type: 'object', properties: { status: { type: 'string', enum: ['ready'] }, database: { type: 'string', enum: ['up'] } }, required: ['status', 'database'] },
+    description: 'The database answers; `inference` reports local inference\'s execution provider.',
+    schema: {
+      type: 'object',
+      properties: { status: { type: 'string', enum: ['ready'] }, database: { type: 'string', enum: ['up'] }, inference: INFERENCE_SCHEMA },
+      required: ['status', 'database', 'inference'],
+    },
   })
   @ApiServiceUnavailableResponse({
     description: 'The database does not answer (`{ status: "not_ready", database: "down" }`), or the process is draining after SIGTERM (`{ status: "draining" }`).',
   })
-  async ready(): Promise<{ status: 'ready'; database: 'up' }> {
+  async ready(): Promise<{ status: 'ready'; database: 'up'; inference: InferenceState }> {
     if (this.drain.draining) throw new ServiceUnavailableException({ status: 'draining' });
     if (!(await this.database.ping())) {
       throw new ServiceUnavailableException({ status: 'not_ready', database: 'down' });
     }
-    return { status: 'ready', database: 'up' };
+    return { status: 'ready', database: 'up', inference: this.inference.inferenceState() };
   }
 }

@@ -77,6 +77,13 @@ describe('CallUsageMeter', () => {
     expect(meter.snapshot()).toMatchObject({ gpuMicroseconds: 3001, cpuMicroseconds: 250_000 });
   });
 
+  it('charges WebGPU time as GPU time, like CUDA', () => {
+    const meter = new CallUsageMeter();
+    meter.addCompute('webgpu', 0.002);
+    meter.addCompute('cuda', 0.001);
+    expect(meter.snapshot()).toMatchObject({ gpuMicroseconds: 3000, cpuMicroseconds: 0 });
+  });
+
   it('ignores NaN, infinite and negative figures instead of poisoning the totals', () => {
     const meter = new CallUsageMeter();
     meter.addSttAudio(1);

@@ -44,8 +44,9 @@ export class CallUsageMeter {
     this.speechToSpeechSessions.add(session);
   }
 
+  /** Every provider but CPU is a GPU (CUDA, WebGPU): charged at the GPU rate. */
   addCompute(device: InferenceDevice, seconds: number): void {
-    if (device === 'cuda') this.gpuSeconds += countable(seconds);
+    if (device !== 'cpu') this.gpuSeconds += countable(seconds);
     else this.cpuSeconds += countable(seconds);
   }
 

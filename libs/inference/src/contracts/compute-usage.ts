@@ -1,5 +1,5 @@
-/** Where local inference ran. */
-export type InferenceDevice = 'cpu' | 'cuda';
+/** Where local inference ran: the onnxruntime execution provider of the model's session. */
+export type InferenceDevice = 'cpu' | 'cuda' | 'webgpu';
 
 /**
  * A call's share of one model run: a batch's run time is split between the calls in it by their

@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import type { ComputeUsageSink, InferenceDevice } from '../contracts';
+import { INFERENCE_DEVICES, type RequestedDevice } from './execution-provider';
 
 /** What the runtime logs through: Nest's Logger fits, so does pino or `console`. */
 export interface InferenceLogger {
@@ -25,8 +26,18 @@ export interface BatchRecord {
 }
 
 export interface InferenceRuntimeOptions {
-  /** 'auto' (default): CUDA when it works here, else CPU with one log line saying why. */
-  device?: 'auto' | 'cuda' | 'cpu';
+  /**
+   * 'auto' (default): CUDA, else WebGPU, else CPU, with one log line per provider passed over and
+   * why. An explicit GPU provider that does not work here makes the runtime refuse to start.
+   */
+  device?: RequestedDevice;
+  /**
+   * Per-model providers (INFERENCE_MODEL_DEVICES), keyed as `pinFor` matches them. A pinned
+   * provider that does not work here falls back to the runtime's, with one log line.
+   */
+  modelDevices?: Readonly<Record<string, InferenceDevice>>;
+  /** MODELS_DIR: lets a pin name a model by its folder there (its catalog name). */
+  modelsDir?: string;
   /** Worker threads; default min(2, available cores). */
   workers?: number;
   /** onnxruntime intra-op threads per session, per worker; default 1 (workers x threads <= cores). */
@@ -48,7 +59,9 @@ export interface InferenceRuntimeOptions {
 }
 
 export interface ResolvedRuntimeOptions {
-  device: 'auto' | 'cuda' | 'cpu';
+  device: RequestedDevice;
+  modelDevices: Readonly<Record<string, InferenceDevice>>;
+  modelsDir: string | undefined;
   workers: number;
   intraOpThreads: number;
   interOpThreads: number;
@@ -58,11 +71,17 @@ export interface ResolvedRuntimeOptions {
 
 export function resolveRuntimeOptions(options: InferenceRuntimeOptions): ResolvedRuntimeOptions {
   const device = options.device ?? 'auto';
-  if (device !== 'auto' && device !== 'cuda' && device !== 'cpu') {
-    throw new RangeError(`inference device must be 'auto', 'cuda' or 'cpu', got ${JSON.stringify(device)}`);
+  if (device !== 'auto' && !INFERENCE_DEVICES.includes(device)) {
+    throw new RangeError(`inference device must be 'auto', 'cuda', 'webgpu' or 'cpu', got ${JSON.stringify(device)}`);
+  }
+  const modelDevices = options.modelDevices ?? {};
+  for (const [model, pinned] of Object.entries(modelDevices)) {
+    if (!model || !INFERENCE_DEVICES.includes(pinned)) throw new RangeError(`model device pin ${JSON.stringify(model)}=${JSON.stringify(pinned)}: must be a model name = cpu, cuda or webgpu`);
   }
   return {
     device,
+    modelDevices,
+    modelsDir: options.modelsDir,
     workers: positiveInteger('workers', options.workers ?? Math.min(2, availableParallelism())),
     intraOpThreads: positiveInteger('intraOpThreads', options.intraOpThreads ?? 1),
     interOpThreads: positiveInteger('interOpThreads', options.interOpThreads ?? 1),

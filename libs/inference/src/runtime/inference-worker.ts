@@ -5,13 +5,11 @@
  * Messages are handled strictly in arrival order: a replacement worker receives its model loads
  * before any run, and a run must never see a session that is still being created.
  */
-import { existsSync } from 'node:fs';
-import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parentPort } from 'node:worker_threads';
 import * as ort from 'onnxruntime-node';
-import type { TensorData } from '../contracts';
-import { PROBE_MODEL_BASE64 } from './probe-model';
+import type { InferenceDevice, TensorData } from '../contracts';
+import { probeProvider } from './provider-probes';
 import { transferListOf, type TensorMetadata, type WorkerRequest, type WorkerResponse, type WorkerSessionSettings } from './worker-protocol';
 
 const port = parentPort;
@@ -44,11 +42,11 @@ async function handle(request: WorkerRequest): Promise<void> {
     switch (request.type) {
       case 'exit':
         return; // handled on arrival, see the message listener
-      case 'probe_cuda':
-        reply(await probeCuda(request.requestId));
+      case 'probe':
+        reply({ type: 'probed', requestId: request.requestId, ...(await probeProvider(request.provider)) });
         return;
       case 'load':
-        reply(await load(request.requestId, request.modelKey, request.path, request.settings));
+        reply(await load(request.requestId, request.modelKey, request.path, request.executionProvider, request.settings));
         return;
       case 'run':
         await run(request.requestId, request.modelKey, request.feeds);
@@ -64,10 +62,10 @@ function reply(response: WorkerResponse, transfer: ArrayBuffer[] = []): void {
   port!.postMessage(response, transfer);
 }
 
-async function load(requestId: number, modelKey: string, path: string, settings: WorkerSessionSettings): Promise<WorkerResponse> {
+async function load(requestId: number, modelKey: string, path: string, provider: InferenceDevice, settings: WorkerSessionSettings): Promise<WorkerResponse> {
   const previous = sessions.get(modelKey);
   if (previous) return { type: 'loaded', requestId, ...metadataOf(previous) };
-  const session = await ort.InferenceSession.create(path, sessionOptions(settings));
+  const session = await ort.InferenceSession.create(path, sessionOptions(provider, settings));
   sessions.set(modelKey, session);
   return { type: 'loaded', requestId, ...metadataOf(session) };
 }
@@ -108,9 +106,11 @@ function metadataOf(session: ort.InferenceSession): { inputs: TensorMetadata[]; 
   return { inputs: describe(session.inputMetadata), outputs: describe(session.outputMetadata) };
 }
 
-function sessionOptions(settings: WorkerSessionSettings): ort.InferenceSession.SessionOptions {
+function sessionOptions(provider: InferenceDevice, settings: WorkerSessionSettings): ort.InferenceSession.SessionOptions {
+  // onnxruntime adds the CPU provider behind a GPU one itself, for the nodes the GPU one lacks.
+  const executionProviders: ort.InferenceSession.ExecutionProviderConfig[] = provider === 'cuda' ? [{ name: 'cuda', deviceId: 0 }] : provider === 'webgpu' ? ['webgpu'] : ['cpu'];
   return {
-    executionProviders: settings.executionProvider === 'cuda' ? [{ name: 'cuda', deviceId: 0 }] : ['cpu'],
+    executionProviders,
     intraOpNumThreads: settings.intraOpNumThreads,
     interOpNumThreads: settings.interOpNumThreads,
     executionMode: settings.executionMode,
@@ -121,34 +121,4 @@ function sessionOptions(settings: WorkerSessionSettings): ort.InferenceSession.S
     // natively to stderr as well would only duplicate them outside the application's logger.
     logSeverityLevel: 4,
   };
-}
-
-/**
- * Whether a CUDA session can be created here. The CPU build of onnxruntime-node lacks the
- * provider libraries (they are fetched at install time with ONNXRUNTIME_NODE_INSTALL=cuda12), so
- * look for them first: trying without them makes onnxruntime print a native error to stderr.
- */
-async function probeCuda(requestId: number): Promise<WorkerResponse> {
-  const backends = ort.listSupportedBackends().map((backend) => backend.name);
-  if (!backends.includes('cuda')) {
-    return { type: 'probed', requestId, cudaAvailable: false, reason: `onnxruntime-node has no CUDA backend on ${process.platform}/${process.arch}` };
-  }
-  const libraryDir = join(dirname(require.resolve('onnxruntime-node')), '..', 'bin', 'napi-v6', process.platform, process.arch);
-  const providerLibrary = process.platform === 'win32' ? 'onnxruntime_providers_cuda.dll' : 'libonnxruntime_providers_cuda.so';
-  if (!existsSync(join(libraryDir, providerLibrary))) {
-    return {
-      type: 'probed',
-      requestId,
-      cudaAvailable: false,
-      reason: `onnxruntime-node CPU build: ${providerLibrary} is missing; install with ONNXRUNTIME_NODE_INSTALL=cuda12`,
-    };
-  }
-  try {
-    const probe = await ort.InferenceSession.create(Buffer.from(PROBE_MODEL_BASE64, 'base64'), { executionProviders: [{ name: 'cuda', deviceId: 0 }], logSeverityLevel: 3 });
-    await probe.release();
-    return { type: 'probed', requestId, cudaAvailable: true, reason: 'CUDA session created' };
-  } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    return { type: 'probed', requestId, cudaAvailable: false, reason: `creating a CUDA session failed: ${message.split('\n')[0]}` };
-  }
 }

@@ -1,63 +1,111 @@
 /**
  * onnxruntime-node hosting: a pool of worker threads, each holding one session per model, with
  * a micro-batching scheduler per model in front. The execution provider is chosen once, when the
- * runtime starts: CUDA where it really works ('auto' or 'cuda'), otherwise CPU.
+ * runtime starts (see chooseProvider: `auto` tries CUDA, then WebGPU, then CPU); a model pinned
+ * to another provider (INFERENCE_MODEL_DEVICES) gets it at load when it works here.
  */
 import { existsSync } from 'node:fs';
 import { Logger } from '@nestjs/common';
 import { EngineError, type InferenceDevice, type InferenceRuntime, type ModelLoadSpec } from '../contracts';
+import {
+  chooseProvider,
+  pinFor,
+  PROVIDER_LABELS,
+  providerForModel,
+  type GpuProvider,
+  type ModelFallback,
+  type ProviderFallback,
+  type ProviderProbe,
+  type ProviderProbeResult,
+  type RequestedDevice,
+} from './execution-provider';
 import { resolveRuntimeOptions, type InferenceLogger, type InferenceRuntimeOptions, type ResolvedRuntimeOptions } from './inference-runtime-options';
 import { OnnxModelHandle, resolveBatchAxes } from './onnx-model-handle';
 import { RUNTIME_ENGINE, WorkerPool } from './worker-pool';
 import type { WorkerSessionSettings } from './worker-protocol';
+
+/** Which providers the runtime asked for, got and passed over, and where each loaded model runs. */
+export interface ProviderReport {
+  requested: RequestedDevice;
+  device: InferenceDevice;
+  fallbacks: ProviderFallback[];
+  /** Loaded models by name: the provider each really runs on. */
+  models: Record<string, InferenceDevice>;
+  /** Pinned models that could not get their provider. */
+  modelFallbacks: ModelFallback[];
+}
 
 export async function createInferenceRuntime(options: InferenceRuntimeOptions = {}): Promise<OnnxInferenceRuntime> {
   const resolved = resolveRuntimeOptions(options);
   const logger = options.logger ?? new Logger('InferenceRuntime');
   const pool = new WorkerPool(resolved.workers, logger);
   try {
-    const device = await chooseDevice(resolved.device, pool, logger);
+    const probe = cachedProbe(pool);
+    const choice = await chooseProvider(resolved.device, probe, (line) => logger.warn(line));
     const settings: WorkerSessionSettings = {
-      executionProvider: device,
       intraOpNumThreads: resolved.intraOpThreads,
       interOpNumThreads: resolved.interOpThreads,
       executionMode: resolved.interOpThreads > 1 ? 'parallel' : 'sequential',
       graphOptimizationLevel: 'all',
     };
+    const pins = Object.entries(resolved.modelDevices).map(([model, provider]) => `${model}=${provider}`);
     logger.log(
-      `Inference runtime: ${device.toUpperCase()} execution provider, ${resolved.workers} worker thread(s), intraOpNumThreads=${settings.intraOpNumThreads}, ` +
-        `interOpNumThreads=${settings.interOpNumThreads}, executionMode=${settings.executionMode}, graphOptimizationLevel=${settings.graphOptimizationLevel}, ` +
-        `batchMaxDelayMs=${resolved.batchMaxDelayMs}${resolved.dispatchWhenIdle ? ' (when all workers are busy)' : ''}`,
+      `Inference runtime: ${PROVIDER_LABELS[choice.device]} execution provider (requested ${resolved.device}), ${resolved.workers} worker thread(s), ` +
+        `intraOpNumThreads=${settings.intraOpNumThreads}, interOpNumThreads=${settings.interOpNumThreads}, executionMode=${settings.executionMode}, ` +
+        `graphOptimizationLevel=${settings.graphOptimizationLevel}, batchMaxDelayMs=${resolved.batchMaxDelayMs}${resolved.dispatchWhenIdle ? ' (when all workers are busy)' : ''}` +
+        (pins.length > 0 ? `, model pins: ${pins.join(', ')}` : ''),
     );
-    return new OnnxInferenceRuntime(device, pool, settings, resolved, options);
+    return new OnnxInferenceRuntime(choice.device, choice.fallbacks, probe, pool, settings, resolved, options, logger);
   } catch (error) {
     await pool.close();
     throw error;
   }
 }
 
-async function chooseDevice(requested: ResolvedRuntimeOptions['device'], pool: WorkerPool, logger: InferenceLogger): Promise<InferenceDevice> {
-  if (requested === 'cpu') return 'cpu';
-  const probe = await pool.probeCuda();
-  if (probe.cudaAvailable) return 'cuda';
-  if (requested === 'cuda') {
-    throw new EngineError(RUNTIME_ENGINE, 'unavailable', `CUDA execution provider requested (device=cuda) but not available: ${probe.reason}`, false);
-  }
-  logger.warn(`CUDA execution provider not available (${probe.reason}): using CPU`);
-  return 'cpu';
+/**
+ * One probe per provider for the runtime's life (a pinned model may ask for one `auto` never
+ * reached); a probe that failed to get an answer (a worker crash) is asked again next time.
+ */
+function cachedProbe(pool: WorkerPool): ProviderProbe {
+  const results = new Map<GpuProvider, Promise<ProviderProbeResult>>();
+  return (provider) => {
+    let result = results.get(provider);
+    if (!result) {
+      result = pool.probe(provider);
+      results.set(provider, result);
+      result.catch(() => results.delete(provider));
+    }
+    return result;
+  };
 }
 
 export class OnnxInferenceRuntime implements InferenceRuntime {
   private readonly models = new Map<string, { path: string; handle: Promise<OnnxModelHandle> }>();
+  /** Models loaded so far and the provider each runs on. */
+  private readonly modelDevices = new Map<string, InferenceDevice>();
+  private readonly modelFallbacks: ModelFallback[] = [];
   private closed = false;
 
   constructor(
     readonly device: InferenceDevice,
+    private readonly fallbacks: readonly ProviderFallback[],
+    private readonly probe: ProviderProbe,
     private readonly pool: WorkerPool,
     private readonly settings: WorkerSessionSettings,
     private readonly resolved: ResolvedRuntimeOptions,
     private readonly options: InferenceRuntimeOptions,
+    private readonly logger: InferenceLogger,
   ) {}
+
+  providerReport(): ProviderReport {
+    return {
+      requested: this.resolved.device,
+      device: this.device,
+      fallbacks: this.fallbacks.map((fallback) => ({ ...fallback })),
+      models: Object.fromEntries(this.modelDevices),
+      modelFallbacks: this.modelFallbacks.map((fallback) => ({ ...fallback })),
+    };
+  }
 
   get workerCount(): number {
     return this.pool.workerCount;
@@ -97,9 +145,10 @@ export class OnnxInferenceRuntime implements InferenceRuntime {
       throw new EngineError(RUNTIME_ENGINE, 'bad_request', `${spec.name}: maxBatchRows must be a positive integer, got ${maxBatchRows}`, false);
     }
     if (!existsSync(spec.path)) throw new EngineError(RUNTIME_ENGINE, 'model_missing', `${spec.name}: model file not found at ${spec.path}`, false);
+    const device = await this.deviceFor(spec);
     let metadata;
     try {
-      metadata = await this.pool.load(spec.name, spec.path, this.settings);
+      metadata = await this.pool.load(spec.name, spec.path, device, this.settings);
     } catch (error) {
       if (error instanceof EngineError) throw error;
       const message = error instanceof Error ? error.message : String(error);
@@ -111,9 +160,11 @@ export class OnnxInferenceRuntime implements InferenceRuntime {
     } catch (error) {
       throw new EngineError(RUNTIME_ENGINE, 'bad_request', error instanceof Error ? error.message : String(error), false);
     }
-    return new OnnxModelHandle(spec.name, this.device, metadata, {
+    this.modelDevices.set(spec.name, device);
+    return new OnnxModelHandle(spec.name, device, metadata, {
       model: spec.name,
-      device: this.device,
+      // Compute usage is charged at the provider the model really runs on.
+      device,
       maxBatchRows,
       batchMaxDelayMs: this.resolved.batchMaxDelayMs,
       dispatchWhenIdle: this.resolved.dispatchWhenIdle,
@@ -123,5 +174,19 @@ export class OnnxInferenceRuntime implements InferenceRuntime {
       usageSink: this.options.usageSink,
       onBatch: this.options.onBatch,
     });
+  }
+
+  /** The runtime's provider, or the model's pin when that provider works here. */
+  private async deviceFor(spec: ModelLoadSpec): Promise<InferenceDevice> {
+    const pin = pinFor(spec, this.resolved.modelDevices, this.resolved.modelsDir);
+    if (!pin) return this.device;
+    const choice = await providerForModel(spec.name, pin.provider, this.device, this.probe, (line) => this.logger.warn(line));
+    if (choice.fallback) {
+      // A load tried again after a failure must not list the model twice.
+      const earlier = this.modelFallbacks.findIndex((fallback) => fallback.model === spec.name);
+      if (earlier >= 0) this.modelFallbacks.splice(earlier, 1);
+      this.modelFallbacks.push(choice.fallback);
+    }
+    return choice.device;
   }
 }

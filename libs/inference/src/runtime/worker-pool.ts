@@ -4,7 +4,7 @@
  * at once (its model loads are replayed first); the runs it had in flight fail as retryable.
  */
 import type { Worker } from 'node:worker_threads';
-import { EngineError, type TensorData } from '../contracts';
+import { EngineError, type InferenceDevice, type TensorData } from '../contracts';
 import type { InferenceLogger } from './inference-runtime-options';
 import { launchInferenceWorker } from './worker-launcher';
 import { transferListOf, type TensorMetadata, type WorkerRequest, type WorkerResponse, type WorkerSessionSettings } from './worker-protocol';
@@ -35,6 +35,7 @@ interface WorkerSlot {
 interface ModelLoad {
   modelKey: string;
   path: string;
+  executionProvider: InferenceDevice;
   settings: WorkerSessionSettings;
 }
 
@@ -66,17 +67,19 @@ export class WorkerPool {
     return this.slots.some((slot) => slot.alive && slot.inFlight.size === 0);
   }
 
-  /** Asks one worker whether a CUDA session can be created (see inference-worker.ts). */
-  async probeCuda(): Promise<{ cudaAvailable: boolean; reason: string }> {
-    const response = await this.send(this.slots[0]!, { type: 'probe_cuda' });
+  /** Asks one live worker whether a session can be created on a GPU provider (see provider-probes.ts). */
+  async probe(provider: Exclude<InferenceDevice, 'cpu'>): Promise<{ available: boolean; reason: string }> {
+    const slot = this.slots.find((candidate) => candidate.alive);
+    if (!slot) throw new EngineError(RUNTIME_ENGINE, 'unavailable', 'every inference worker is restarting after a crash', true);
+    const response = await this.send(slot, { type: 'probe', provider });
     if (response.type !== 'probed') throw unexpected(response);
-    return { cudaAvailable: response.cudaAvailable, reason: response.reason };
+    return { available: response.available, reason: response.reason };
   }
 
-  /** Loads the model in every worker (and in every future replacement worker). */
-  async load(modelKey: string, path: string, settings: WorkerSessionSettings): Promise<LoadedModelMetadata> {
+  /** Loads the model on `executionProvider` in every worker (and in every future replacement worker). */
+  async load(modelKey: string, path: string, executionProvider: InferenceDevice, settings: WorkerSessionSettings): Promise<LoadedModelMetadata> {
     // Recorded first, so a worker replaced while this load is under way loads the model too.
-    const load: ModelLoad = { modelKey, path, settings };
+    const load: ModelLoad = { modelKey, path, executionProvider, settings };
     this.loads.push(load);
     let responses: WorkerResponse[];
     try {

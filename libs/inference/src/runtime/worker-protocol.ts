@@ -2,11 +2,13 @@
  * Messages between the runtime (caller's thread) and an inference worker thread. Tensors travel
  * as plain TensorData whose typed-array buffers are transferred, not copied, in both directions.
  */
-import type { TensorData } from '../contracts';
+import type { InferenceDevice, TensorData } from '../contracts';
 
-/** Session settings sent with every load, so every worker builds identical sessions. */
+/**
+ * Session settings sent with every load, so every worker builds identical sessions. The execution
+ * provider travels with each load instead: a pinned model may run on another provider than the rest.
+ */
 export interface WorkerSessionSettings {
-  executionProvider: 'cpu' | 'cuda';
   intraOpNumThreads: number;
   interOpNumThreads: number;
   executionMode: 'sequential' | 'parallel';
@@ -14,8 +16,8 @@ export interface WorkerSessionSettings {
 }
 
 export type WorkerRequest =
-  | { type: 'probe_cuda'; requestId: number }
-  | { type: 'load'; requestId: number; modelKey: string; path: string; settings: WorkerSessionSettings }
+  | { type: 'probe'; requestId: number; provider: Exclude<InferenceDevice, 'cpu'> }
+  | { type: 'load'; requestId: number; modelKey: string; path: string; executionProvider: InferenceDevice; settings: WorkerSessionSettings }
   | { type: 'run'; requestId: number; modelKey: string; feeds: Record<string, TensorData> }
   /**
    * End the thread once no native run is in flight: `release` frees every session first (a clean
@@ -33,7 +35,7 @@ export interface TensorMetadata {
 }
 
 export type WorkerResponse =
-  | { type: 'probed'; requestId: number; cudaAvailable: boolean; reason: string }
+  | { type: 'probed'; requestId: number; available: boolean; reason: string }
   | { type: 'loaded'; requestId: number; inputs: TensorMetadata[]; outputs: TensorMetadata[] }
   | { type: 'result'; requestId: number; outputs: Record<string, TensorData>; runMs: number }
   | { type: 'failed'; requestId: number; message: string };
