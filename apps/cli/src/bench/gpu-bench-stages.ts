@@ -1,0 +1,261 @@
+/**
+ * What the GPU bench runs: each model on a pipeline agent's call path, fed as the local engines
+ * feed it (libs/inference/src/{vad,turn-model,asr/local,tts/local,llm/local}), at realistic size.
+ *
+ * A stage runs "lanes": one lane per concurrent call. Stateless stages give every request fresh
+ * inputs; the decoder stages carry their KV cache from one step to the next as the engines do (the
+ * outputs come back as the next step's past), starting over after a reply's worth of tokens so the
+ * past length stays what a call sees.
+ *
+ * Batching follows the graphs: VAD, Smart Turn and the Whisper encoder batch along axis 0, so a
+ * round of B requests runs as one B-row batch (maxBatchRows B). The decoders (each call's past has
+ * its own length), Kokoro (its waveform output has no batch axis) and Piper (the engine runs one
+ * sentence per run) load with maxBatchRows 1, as their engines do: B requests are B runs spread
+ * over the workers ("concurrent").
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { ModelLoadSpec, TensorData } from '@switchboard/inference/contracts';
+import { standInModelPaths, type StandInModelName } from '@switchboard/inference/stand-in-models';
+import { defaultSileroModelPath } from '@switchboard/inference/vad';
+import type { GpuBenchModel } from './gpu-bench-args';
+
+export interface Lane {
+  feeds(): Record<string, TensorData>;
+  accept(outputs: Record<string, TensorData>): void;
+}
+
+export interface BenchStage {
+  id: 'vad' | 'smart-turn' | 'whisper-encoder' | 'whisper-decoder-first' | 'whisper-decoder-step' | 'kokoro' | 'piper' | 'llm-step';
+  model: GpuBenchModel;
+  /** What one item is, for the table's notes. */
+  item: string;
+  path: string;
+  mode: 'batched' | 'concurrent';
+  batchAxes?: ModelLoadSpec['batchAxes'];
+  lane(index: number): Lane;
+  /** Seconds of audio one item covers or produces; absent where a real-time factor means nothing. */
+  audioSeconds?(outputs: Record<string, TensorData>): number;
+}
+
+/** Whisper-base: 6 decoder layers, 8 heads of 64, 1500 encoder positions (whisper-dimensions.ts). */
+const WHISPER = { layers: 6, heads: 8, headDim: 64, dModel: 512, positions: 1500, melBins: 80, frames: 3000 };
+/** Qwen2.5-0.5B's cache shape (decoder-llm.stand-in.ts): 24 layers, 2 KV heads of 64. */
+const LLM = { layers: 24, kvHeads: 2, headDim: 64 };
+/** Whisper prompt: start-of-transcript, language, task, no-timestamps. */
+export const WHISPER_PROMPT_TOKENS = 4;
+/** Decoder steps per reply before a lane starts over (DEFAULT_CALL_MODEL.decoderTokensPerTurn). */
+export const WHISPER_REPLY_TOKENS = 20;
+/** An LLM turn's context (system prompt + history) and reply length before a lane starts over. */
+export const LLM_CONTEXT_TOKENS = 300;
+export const LLM_REPLY_TOKENS = 40;
+/** A reply sentence of about 12 words: 60 phonemes (Piper interleaves a pad id: 2 x 60 + 2 ids). */
+export const TTS_PHONEMES = 60;
+
+const f32 = (dims: number[], fill = 0): TensorData => ({ type: 'float32', data: new Float32Array(dims.reduce((a, b) => a * b, 1)).fill(fill), dims });
+const i64 = (values: readonly number[], dims: number[]): TensorData => ({ type: 'int64', data: BigInt64Array.from(values, (value) => BigInt(value)), dims });
+/** Seeded filler so inputs are not all zeros (no kernel here skips zeros, but denormals would differ). */
+const noise = (dims: number[], seed: number): TensorData => {
+  const tensor = f32(dims);
+  const data = tensor.data as Float32Array;
+  let state = seed >>> 0;
+  for (let i = 0; i < data.length; i++) {
+    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+    data[i] = state / 0x1_0000_0000 - 0.5;
+  }
+  return tensor;
+};
+/** Built once per lane: the runtime copies every request's inputs before handing them to a worker. */
+const stateless = (make: () => Record<string, TensorData>): Lane => {
+  const feeds = make();
+  return { feeds: () => feeds, accept: () => undefined };
+};
+
+export function benchStages(models: readonly GpuBenchModel[], modelsDir: string): BenchStage[] {
+  const paths = standInModelPaths(modelsDir);
+  const whisper = (file: string): string => join(paths.whisper, 'onnx', file);
+  const all: BenchStage[] = [
+    {
+      id: 'vad',
+      model: 'vad',
+      item: '32 ms window (Silero v5, 8 kHz, real weights)',
+      path: defaultSileroModelPath(),
+      mode: 'batched',
+      batchAxes: { inputs: { input: 0, state: 1 }, outputs: { output: 0, stateN: 1 } },
+      lane: (index) => stateless(() => ({ input: noise([1, 32 + 256], index + 1), state: f32([2, 1, 128]), sr: { type: 'int64', data: BigInt64Array.of(8000n), dims: [] } })),
+      audioSeconds: () => 0.032,
+    },
+    {
+      id: 'smart-turn',
+      model: 'smart-turn',
+      item: '8 s window (80 x 800 log-mel)',
+      path: paths.smartTurn,
+      mode: 'batched',
+      lane: (index) => stateless(() => ({ input_features: noise([1, 80, 800], index + 1) })),
+      audioSeconds: () => 8,
+    },
+    {
+      id: 'whisper-encoder',
+      model: 'whisper',
+      item: '30 s window (80 x 3000 log-mel; the ASR engine loads it with maxBatchRows 1 today)',
+      path: whisper('encoder_model.onnx'),
+      mode: 'batched',
+      lane: (index) => stateless(() => ({ input_features: noise([1, WHISPER.melBins, WHISPER.frames], index + 1) })),
+      audioSeconds: () => 30,
+    },
+    {
+      id: 'whisper-decoder-first',
+      model: 'whisper',
+      item: 'first decoder step: 4 prompt tokens + cross-attention keys/values from 1500 positions',
+      path: whisper('decoder_model_merged.onnx'),
+      mode: 'concurrent',
+      lane: (index) => stateless(() => whisperFirstStepFeeds(index)),
+    },
+    {
+      id: 'whisper-decoder-step',
+      model: 'whisper',
+      item: `decoder step with KV cache (past 4..${WHISPER_PROMPT_TOKENS + WHISPER_REPLY_TOKENS - 1} tokens, 51865-way logits)`,
+      path: whisper('decoder_model_merged.onnx'),
+      mode: 'concurrent',
+      lane: (index) => whisperStepLane(index),
+    },
+    {
+      id: 'kokoro',
+      model: 'kokoro',
+      item: `sentence of ${TTS_PHONEMES} phonemes (${TTS_PHONEMES + 2} ids, 24 kHz)`,
+      path: join(paths.kokoro, 'onnx', 'model.onnx'),
+      mode: 'concurrent',
+      lane: (index) =>
+        stateless(() => ({
+          input_ids: i64([0, ...phonemeIds(TTS_PHONEMES, index, 1, 177), 0], [1, TTS_PHONEMES + 2]),
+          style: noise([1, 256], index + 1),
+          speed: f32([1], 1),
+        })),
+      audioSeconds: (outputs) => samplesOf(outputs) / 24000,
+    },
+    {
+      id: 'piper',
+      model: 'piper',
+      item: `sentence of ${TTS_PHONEMES} phonemes (${2 * TTS_PHONEMES + 2} ids with pads, 22.05 kHz)`,
+      path: paths.piper,
+      mode: 'concurrent',
+      batchAxes: { inputs: { input: 0, input_lengths: 0 }, outputs: { output: 0 } },
+      lane: (index) => {
+        const ids = [1, ...phonemeIds(TTS_PHONEMES, index, 14, 255).flatMap((id) => [id, 0]), 2];
+        return stateless(() => ({ input: i64(ids, [1, ids.length]), input_lengths: i64([ids.length], [1]), scales: { type: 'float32', data: Float32Array.of(0.667, 1, 0.8), dims: [3] } }));
+      },
+      audioSeconds: (outputs) => samplesOf(outputs) / 22050,
+    },
+    {
+      id: 'llm-step',
+      model: 'llm',
+      item: `decode step with KV cache (Qwen2.5-0.5B cache shape, past ${LLM_CONTEXT_TOKENS}..${LLM_CONTEXT_TOKENS + LLM_REPLY_TOKENS - 1})`,
+      path: join(paths.llm, 'onnx', 'model.onnx'),
+      mode: 'concurrent',
+      lane: () => llmStepLane(),
+    },
+  ];
+  return all.filter((stage) => models.includes(stage.model));
+}
+
+/** Stand-ins the chosen stages need whose files are not there yet (VAD uses the real weights). */
+export function missingStandIns(stages: readonly BenchStage[]): StandInModelName[] {
+  const missing = new Set<StandInModelName>();
+  for (const stage of stages) if (stage.model !== 'vad' && !existsSync(stage.path)) missing.add(stage.model);
+  return [...missing];
+}
+
+function whisperFirstStepFeeds(index: number): Record<string, TensorData> {
+  const feeds: Record<string, TensorData> = {
+    input_ids: i64([50258, 50259, 50360, 50364], [1, WHISPER_PROMPT_TOKENS]),
+    encoder_hidden_states: noise([1, WHISPER.positions, WHISPER.dModel], index + 1),
+    use_cache_branch: { type: 'bool', data: Uint8Array.of(0), dims: [1] },
+  };
+  for (let layer = 0; layer < WHISPER.layers; layer++) {
+    for (const name of ['decoder.key', 'decoder.value', 'encoder.key', 'encoder.value']) {
+      feeds[`past_key_values.${layer}.${name}`] = f32([1, WHISPER.heads, 0, WHISPER.headDim]);
+    }
+  }
+  return feeds;
+}
+
+/**
+ * One call's Whisper decoding after the first step: the past (decoder keys/values growing by one
+ * per step, the cross-attention ones fixed) comes back from each run and goes into the next.
+ */
+function whisperStepLane(index: number): Lane {
+  let cache: Record<string, TensorData> | undefined;
+  let past = 0;
+  const hidden = noise([1, WHISPER.positions, WHISPER.dModel], index + 1);
+  const fresh = (): Record<string, TensorData> => {
+    const start: Record<string, TensorData> = {};
+    for (let layer = 0; layer < WHISPER.layers; layer++) {
+      for (const kind of ['key', 'value']) {
+        start[`present.${layer}.decoder.${kind}`] = noise([1, WHISPER.heads, WHISPER_PROMPT_TOKENS, WHISPER.headDim], layer + 7);
+        start[`present.${layer}.encoder.${kind}`] = noise([1, WHISPER.heads, WHISPER.positions, WHISPER.headDim], layer + 11);
+      }
+    }
+    return start;
+  };
+  return {
+    feeds: () => {
+      if (!cache || past >= WHISPER_PROMPT_TOKENS + WHISPER_REPLY_TOKENS - 1) {
+        cache = fresh();
+        past = WHISPER_PROMPT_TOKENS;
+      }
+      const feeds: Record<string, TensorData> = {
+        input_ids: i64([300 + past], [1, 1]),
+        encoder_hidden_states: hidden,
+        use_cache_branch: { type: 'bool', data: Uint8Array.of(1), dims: [1] },
+      };
+      for (const [name, tensor] of Object.entries(cache)) feeds[name.replace('present.', 'past_key_values.')] = tensor;
+      return feeds;
+    },
+    accept: (outputs) => {
+      // As the ASR engine does: the decoder's own keys/values grow, the cross-attention ones stay.
+      const next: Record<string, TensorData> = {};
+      for (const [name, tensor] of Object.entries(outputs)) if (name.startsWith('present.')) next[name] = name.includes('.encoder.') && cache?.[name] ? cache[name] : tensor;
+      cache = next;
+      past += 1;
+    },
+  };
+}
+
+/** One call's LLM reply: a context of LLM_CONTEXT_TOKENS already cached, then one token per step. */
+function llmStepLane(): Lane {
+  let cache: Record<string, TensorData> | undefined;
+  let past = 0;
+  return {
+    feeds: () => {
+      if (!cache || past >= LLM_CONTEXT_TOKENS + LLM_REPLY_TOKENS - 1) {
+        cache = {};
+        for (let layer = 0; layer < LLM.layers; layer++) {
+          for (const kind of ['key', 'value']) cache[`present.${layer}.${kind}`] = noise([1, LLM.kvHeads, LLM_CONTEXT_TOKENS, LLM.headDim], layer + 3);
+        }
+        past = LLM_CONTEXT_TOKENS;
+      }
+      const feeds: Record<string, TensorData> = {
+        input_ids: i64([100], [1, 1]),
+        attention_mask: { type: 'int64', data: new BigInt64Array(past + 1).fill(1n), dims: [1, past + 1] },
+        position_ids: i64([past], [1, 1]),
+      };
+      for (const [name, tensor] of Object.entries(cache)) feeds[name.replace('present.', 'past_key_values.')] = tensor;
+      return feeds;
+    },
+    accept: (outputs) => {
+      const next: Record<string, TensorData> = {};
+      for (const [name, tensor] of Object.entries(outputs)) if (name.startsWith('present.')) next[name] = tensor;
+      cache = next;
+      past += 1;
+    },
+  };
+}
+
+function phonemeIds(count: number, seed: number, min: number, max: number): number[] {
+  return Array.from({ length: count }, (_, i) => min + ((seed * 31 + i * 17) % (max - min + 1)));
+}
+
+function samplesOf(outputs: Record<string, TensorData>): number {
+  const first = Object.values(outputs)[0];
+  return first ? first.data.length : 0;
+}
