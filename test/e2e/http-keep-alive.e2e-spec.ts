@@ -1,4 +1,5 @@
 import { request as httpRequest, Agent } from 'node:http';
+import { connect } from 'node:net';
 import { startTestServer, type TestServer } from '../support/test-server';
 
 /**
@@ -40,6 +41,29 @@ describe('HTTP keep-alive towards a load balancer (e2e)', () => {
       agent.destroy();
     }
   });
+
+  it('closing does not wait out the keep-alive of a connection still answering when it began', async () => {
+    const server = await startTestServer({});
+    const { port } = new URL(server.serverUrl);
+    const socket = connect(Number(port), '127.0.0.1');
+    const answered = new Promise<string>((resolve) => {
+      let text = '';
+      socket.on('data', (chunk) => (text += chunk.toString()));
+      socket.on('close', () => resolve(text));
+    });
+    // A webhook whose body is still arriving: in flight when the server starts closing.
+    const body = 'CallSid=CA00000000000000000000000000000000&From=%2B15550001111';
+    socket.write(`POST /twilio/voice HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const closingStartedAt = performance.now();
+    const closed = server.close();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    socket.write(body.slice(10));
+    expect(await answered).toMatch(/^HTTP\/1\.1 \d{3}/);
+    await closed;
+    // Without closing answered connections at once, the close lasts the whole 65 s keep-alive.
+    expect(performance.now() - closingStartedAt).toBeLessThan(30_000);
+  }, 90_000);
 
   it('HTTP_KEEP_ALIVE_TIMEOUT_S sets the bound', async () => {
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });

@@ -46,6 +46,7 @@ import { InferenceService } from './inference/inference.service';
 import { TwilioRestClientFactory } from './telephony-control/twilio-rest-client.factory';
 import { LoggingModule } from './logging/logging.module';
 import { DrainCoordinator } from './lifecycle/drain-coordinator';
+import { KeepAliveOnShutdown } from './lifecycle/keep-alive-on-shutdown';
 import { CallMetrics } from './metrics/call-metrics';
 import { LiveCallMetrics } from './metrics/live-call-metrics';
 import { EngineErrorMetrics } from './metrics/engine-error-metrics';
@@ -118,6 +119,7 @@ export class AppModule {
         ClusterLink,
         ServerDrain,
         DrainCoordinator,
+        KeepAliveOnShutdown,
         CallMetrics,
         LiveCallMetrics,
         EngineErrorMetrics,
