@@ -10,7 +10,9 @@ import { performance } from 'node:perf_hooks';
 import { EngineError, type ComputeUsageSink, type InferenceDevice, type ModelRunResult, type RunContext, type TensorData } from '../contracts';
 import type { BatchRecord } from './inference-runtime-options';
 import { batchRowsOf, compatibilityKey, concatenate, copyTensor, sliceRows, type ResolvedBatchAxes } from './tensor-batching';
+import { SEQUENCE_LOST_MESSAGE } from './sequence-store';
 import { RUNTIME_ENGINE, type WorkerPool } from './worker-pool';
+import type { SequenceStep } from './worker-protocol';
 
 export interface BatchSchedulerConfig {
   model: string;
@@ -73,6 +75,19 @@ export class BatchScheduler {
     });
   }
 
+  /**
+   * One step of a stateful sequence: run at once, alone, on the worker holding the sequence (its
+   * state cannot join another call's batch), with the same accounting as a batch of one.
+   */
+  submitStep(feeds: Record<string, TensorData>, step: SequenceStep, context: RunContext = {}): Promise<ModelRunResult> {
+    const { signal, callId } = context;
+    if (signal?.aborted) return Promise.reject(cancelled(this.config.model));
+    return new Promise<ModelRunResult>((resolve, reject) => {
+      const request: QueuedRequest = { feeds, rows: 1, callId, enqueuedAt: performance.now(), resolve, reject, settled: false };
+      void this.execute([request], 0, step);
+    });
+  }
+
   /** Runs everything still gathering now (used on close, so nothing waits on a timer). */
   flushAll(): void {
     for (const batch of [...this.open.values()]) this.flush(batch);
@@ -126,11 +141,11 @@ export class BatchScheduler {
     settle(request, () => request.reject(cancelled(this.config.model)));
   }
 
-  private async execute(requests: QueuedRequest[], gatherMs: number): Promise<void> {
+  private async execute(requests: QueuedRequest[], gatherMs: number, step?: SequenceStep): Promise<void> {
     const { model, pool, device } = this.config;
     let response: Awaited<ReturnType<WorkerPool['run']>>;
     try {
-      response = await pool.run(model, this.batchFeeds(requests));
+      response = await pool.run(model, this.batchFeeds(requests), step);
     } catch (error) {
       await this.handleFailure(requests, error);
       return;
@@ -169,7 +184,9 @@ export class BatchScheduler {
       return;
     }
     const message = error instanceof Error ? error.message : String(error);
-    const failure = new EngineError(RUNTIME_ENGINE, 'inference_failed', `${this.config.model}: run failed: ${message}`, false, { cause: error });
+    // A worker that dropped a sequence's state (idle too long, evicted): the caller can start over.
+    const retryable = message.startsWith(SEQUENCE_LOST_MESSAGE);
+    const failure = new EngineError(RUNTIME_ENGINE, 'inference_failed', `${this.config.model}: run failed: ${message}`, retryable, { cause: error });
     for (const request of requests) settle(request, () => request.reject(failure));
   }
 

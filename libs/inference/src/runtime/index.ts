@@ -3,3 +3,5 @@ export { chooseProvider, INFERENCE_DEVICES, pinFor, providerForModel, PROVIDER_L
 export type { ModelFallback, ProviderFallback, ProviderProbe, ProviderProbeResult, RequestedDevice } from './execution-provider';
 export { OnnxModelHandle } from './onnx-model-handle';
 export type { BatchRecord, InferenceLogger, InferenceRuntimeOptions } from './inference-runtime-options';
+export type { TransferStats } from './worker-pool';
+export { SEQUENCE_LOST_MESSAGE } from './sequence-store';

@@ -10,12 +10,15 @@ import { parentPort } from 'node:worker_threads';
 import * as ort from 'onnxruntime-node';
 import type { InferenceDevice, TensorData } from '../contracts';
 import { probeProvider } from './provider-probes';
-import { transferListOf, type TensorMetadata, type WorkerRequest, type WorkerResponse, type WorkerSessionSettings } from './worker-protocol';
+import { SequenceStore } from './sequence-store';
+import { transferListOf, type SequenceStep, type TensorMetadata, type WorkerRequest, type WorkerResponse, type WorkerSessionSettings } from './worker-protocol';
 
 const port = parentPort;
 if (!port) throw new Error('inference-worker must run in a worker thread');
 
 const sessions = new Map<string, ort.InferenceSession>();
+/** Stateful sequences' tensors between runs (decoder KV caches): they never leave this thread. */
+const sequenceStore = new SequenceStore();
 let pending: Promise<void> = Promise.resolve();
 /** Set by an `exit` request: nothing more is run or answered, the thread ends after the current run. */
 let exiting = false;
@@ -31,6 +34,7 @@ port.on('message', (request: WorkerRequest) => {
 
 async function exitThread(release: boolean, exitCode: number): Promise<void> {
   if (release) {
+    sequenceStore.clear();
     for (const session of sessions.values()) await session.release().catch(() => undefined);
     sessions.clear();
   }
@@ -49,7 +53,11 @@ async function handle(request: WorkerRequest): Promise<void> {
         reply(await load(request.requestId, request.modelKey, request.path, request.executionProvider, request.settings));
         return;
       case 'run':
-        await run(request.requestId, request.modelKey, request.feeds);
+        await run(request.requestId, request.modelKey, request.feeds, request.sequence);
+        return;
+      case 'end_sequence':
+        sequenceStore.end(request.sequenceId);
+        reply({ type: 'ended', requestId: request.requestId });
         return;
     }
   } catch (error) {
@@ -70,10 +78,11 @@ async function load(requestId: number, modelKey: string, path: string, provider:
   return { type: 'loaded', requestId, ...metadataOf(session) };
 }
 
-async function run(requestId: number, modelKey: string, feeds: Record<string, TensorData>): Promise<void> {
+async function run(requestId: number, modelKey: string, feeds: Record<string, TensorData>, sequence: SequenceStep | undefined): Promise<void> {
   const session = sessions.get(modelKey);
   if (!session) throw new Error(`model ${modelKey} is not loaded in this worker`);
-  const ortFeeds: Record<string, ort.Tensor> = {};
+  // A sequence's held tensors first, this request's feeds over them.
+  const ortFeeds: Record<string, ort.Tensor> = sequence ? { ...sequenceStore.begin(sequence.id, modelKey, sequence.first) } : {};
   for (const [name, tensor] of Object.entries(feeds)) {
     ortFeeds[name] = new ort.Tensor(tensor.type, tensor.data, tensor.dims);
   }
@@ -81,7 +90,22 @@ async function run(requestId: number, modelKey: string, feeds: Record<string, Te
   const results = await session.run(ortFeeds);
   const runMs = performance.now() - startedAt;
   const outputs: Record<string, TensorData> = {};
-  for (const [name, value] of Object.entries(results)) outputs[name] = toTensorData(name, value);
+  if (sequence) {
+    const held: Record<string, ort.Tensor> = {};
+    // What the sequence held and this run did not replace stays (e.g. cross-attention keys).
+    for (const [name, tensor] of Object.entries(ortFeeds)) if (!(name in feeds) || sequence.retain.includes(name)) held[name] = tensor;
+    for (const [output, input] of Object.entries(sequence.carry)) {
+      const tensor = results[output];
+      if (!tensor) throw new Error(`sequence carries output '${output}', which model ${modelKey} did not return`);
+      held[input] = tensor;
+    }
+    sequenceStore.keep(sequence.id, modelKey, held);
+    for (const [name, value] of Object.entries(results)) {
+      if (!(name in sequence.carry) && !sequence.discard.includes(name)) outputs[name] = toTensorData(name, value);
+    }
+  } else {
+    for (const [name, value] of Object.entries(results)) outputs[name] = toTensorData(name, value);
+  }
   reply({ type: 'result', requestId, outputs, runMs }, transferListOf(outputs));
 }
 

@@ -21,7 +21,7 @@ import {
 } from './execution-provider';
 import { resolveRuntimeOptions, type InferenceLogger, type InferenceRuntimeOptions, type ResolvedRuntimeOptions } from './inference-runtime-options';
 import { OnnxModelHandle, resolveBatchAxes } from './onnx-model-handle';
-import { RUNTIME_ENGINE, WorkerPool } from './worker-pool';
+import { RUNTIME_ENGINE, WorkerPool, type TransferStats } from './worker-pool';
 import type { WorkerSessionSettings } from './worker-protocol';
 
 /** Which providers the runtime asked for, got and passed over, and where each loaded model runs. */
@@ -109,6 +109,16 @@ export class OnnxInferenceRuntime implements InferenceRuntime {
 
   get workerCount(): number {
     return this.pool.workerCount;
+  }
+
+  /** Tensor bytes posted to and received from the workers so far (worker-resident state saves these). */
+  transferStats(): TransferStats {
+    return this.pool.transferStats();
+  }
+
+  /** Sequences started and not yet closed (a leak shows here). */
+  get openSequences(): number {
+    return this.pool.openSequences;
   }
 
   /** Loads once per name: a second load of the same model returns the same handle. */

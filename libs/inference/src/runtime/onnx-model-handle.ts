@@ -1,14 +1,18 @@
-import type { InferenceDevice, ModelHandle, ModelLoadSpec, ModelRunResult, RunContext, TensorData } from '../contracts';
+import type { InferenceDevice, ModelHandle, ModelLoadSpec, ModelRunResult, ModelSequence, RunContext, TensorData } from '../contracts';
 import { BatchScheduler, type BatchSchedulerConfig } from './batch-scheduler';
 import { validateFeeds } from './feed-validation';
 import type { ResolvedBatchAxes } from './tensor-batching';
-import type { LoadedModelMetadata } from './worker-pool';
+import type { LoadedModelMetadata, WorkerPool } from './worker-pool';
+import { WorkerResidentSequence } from './worker-resident-sequence';
+
+let sequenceCount = 0;
 
 /** A loaded model: validates each request, then hands it to the model's batch scheduler. */
 export class OnnxModelHandle implements ModelHandle {
   readonly inputNames: readonly string[];
   readonly outputNames: readonly string[];
   private readonly scheduler: BatchScheduler;
+  private readonly pool: WorkerPool;
 
   constructor(
     readonly name: string,
@@ -16,6 +20,7 @@ export class OnnxModelHandle implements ModelHandle {
     readonly metadata: LoadedModelMetadata,
     schedulerConfig: BatchSchedulerConfig,
   ) {
+    this.pool = schedulerConfig.pool;
     this.inputNames = metadata.inputs.map((input) => input.name);
     this.outputNames = metadata.outputs.map((output) => output.name);
     this.scheduler = new BatchScheduler(schedulerConfig);
@@ -24,6 +29,10 @@ export class OnnxModelHandle implements ModelHandle {
   async run(feeds: Record<string, TensorData>, context?: RunContext): Promise<ModelRunResult> {
     validateFeeds(this.name, feeds, this.metadata.inputs);
     return this.scheduler.submit(feeds, context);
+  }
+
+  openSequence(): ModelSequence {
+    return new WorkerResidentSequence(this.name, this.metadata, this.scheduler, this.pool, `${this.name}#${++sequenceCount}`);
   }
 
   /** Sends whatever is still gathering, without waiting for the batch delay. */

@@ -7,7 +7,8 @@ import type { Worker } from 'node:worker_threads';
 import { EngineError, type InferenceDevice, type TensorData } from '../contracts';
 import type { InferenceLogger } from './inference-runtime-options';
 import { launchInferenceWorker } from './worker-launcher';
-import { transferListOf, type TensorMetadata, type WorkerRequest, type WorkerResponse, type WorkerSessionSettings } from './worker-protocol';
+import { SEQUENCE_LOST_MESSAGE } from './sequence-store';
+import { tensorBytesOf, transferListOf, type SequenceStep, type TensorMetadata, type WorkerRequest, type WorkerResponse, type WorkerSessionSettings } from './worker-protocol';
 
 export const RUNTIME_ENGINE = 'inference-runtime';
 const MAX_RESTART_DELAY_MS = 30_000;
@@ -30,6 +31,20 @@ interface WorkerSlot {
   alive: boolean;
   /** Crashes since this slot's worker last answered anything: spaces out replacements. */
   crashesWithoutAnswer: number;
+  /** Bumped when the worker is replaced: what the old one held for sequences is gone. */
+  generation: number;
+}
+
+/** Where a stateful sequence's tensors live: the worker that ran its first step. */
+interface SequenceHome {
+  slot: WorkerSlot;
+  generation: number;
+}
+
+/** Tensor bytes that crossed the thread boundary, both ways (what a worker-resident cache saves). */
+export interface TransferStats {
+  postedBytes: number;
+  receivedBytes: number;
 }
 
 interface ModelLoad {
@@ -50,6 +65,8 @@ export class WorkerPool {
   private nextRequestId = 1;
   private nextSlot = 0;
   private closed = false;
+  private readonly sequenceHomes = new Map<string, SequenceHome>();
+  private readonly transfers: TransferStats = { postedBytes: 0, receivedBytes: 0 };
 
   constructor(
     workerCount: number,
@@ -95,13 +112,55 @@ export class WorkerPool {
     return { inputs: first.inputs, outputs: first.outputs };
   }
 
-  /** Runs on the least busy worker; the feeds' buffers are transferred (unusable afterwards). */
-  async run(modelKey: string, feeds: Record<string, TensorData>): Promise<{ outputs: Record<string, TensorData>; runMs: number; workerIndex: number }> {
-    const slot = this.leastBusySlot();
+  /**
+   * Runs on the least busy worker; the feeds' buffers are transferred (unusable afterwards). A
+   * sequence's steps all run on the worker that ran its first one, which holds its tensors; if that
+   * worker was replaced since, the step fails as retryable (the caller starts the sequence over).
+   */
+  async run(
+    modelKey: string,
+    feeds: Record<string, TensorData>,
+    sequence?: SequenceStep,
+  ): Promise<{ outputs: Record<string, TensorData>; runMs: number; workerIndex: number }> {
+    const slot = sequence ? this.sequenceSlot(sequence) : this.leastBusySlot();
     if (!slot) throw new EngineError(RUNTIME_ENGINE, 'unavailable', 'every inference worker is restarting after a crash', true);
-    const response = await this.send(slot, { type: 'run', modelKey, feeds }, transferListOf(feeds));
+    this.transfers.postedBytes += tensorBytesOf(feeds);
+    const response = await this.send(slot, { type: 'run', modelKey, feeds, ...(sequence && { sequence }) }, transferListOf(feeds));
     if (response.type !== 'result') throw unexpected(response);
+    this.transfers.receivedBytes += tensorBytesOf(response.outputs);
     return { outputs: response.outputs, runMs: response.runMs, workerIndex: slot.index };
+  }
+
+  /** Frees what a worker holds for the sequence; never throws (a crashed worker holds nothing). */
+  async endSequence(sequenceId: string): Promise<void> {
+    const home = this.sequenceHomes.get(sequenceId);
+    this.sequenceHomes.delete(sequenceId);
+    if (!home || !home.slot.alive || home.slot.generation !== home.generation || this.closed) return;
+    await this.send(home.slot, { type: 'end_sequence', sequenceId }).catch(() => undefined);
+  }
+
+  /** Sequences whose first step ran and that were not ended yet. */
+  get openSequences(): number {
+    return this.sequenceHomes.size;
+  }
+
+  transferStats(): TransferStats {
+    return { ...this.transfers };
+  }
+
+  private sequenceSlot(sequence: SequenceStep): WorkerSlot | undefined {
+    if (sequence.first) {
+      const slot = this.leastBusySlot();
+      if (slot) this.sequenceHomes.set(sequence.id, { slot, generation: slot.generation });
+      return slot;
+    }
+    const home = this.sequenceHomes.get(sequence.id);
+    if (!home) throw new EngineError(RUNTIME_ENGINE, 'bad_request', `sequence ${sequence.id} has no first step (or was ended)`, false);
+    if (!home.slot.alive || home.slot.generation !== home.generation) {
+      this.sequenceHomes.delete(sequence.id);
+      throw new EngineError(RUNTIME_ENGINE, 'inference_failed', `sequence ${sequence.id}: ${SEQUENCE_LOST_MESSAGE} (its inference worker was restarted)`, true);
+    }
+    return home.slot;
   }
 
   /**
@@ -128,7 +187,7 @@ export class WorkerPool {
   }
 
   private startSlot(index: number): WorkerSlot {
-    const slot: WorkerSlot = { index, worker: launchInferenceWorker(), inFlight: new Map(), expectedExit: false, alive: true, crashesWithoutAnswer: 0 };
+    const slot: WorkerSlot = { index, worker: launchInferenceWorker(), inFlight: new Map(), expectedExit: false, alive: true, crashesWithoutAnswer: 0, generation: 0 };
     this.attach(slot);
     return slot;
   }
@@ -177,6 +236,7 @@ export class WorkerPool {
 
   private replace(slot: WorkerSlot): void {
     slot.worker = launchInferenceWorker();
+    slot.generation += 1;
     slot.alive = true;
     this.attach(slot);
     for (const load of this.loads) {

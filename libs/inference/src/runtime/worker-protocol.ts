@@ -15,10 +15,29 @@ export interface WorkerSessionSettings {
   graphOptimizationLevel: 'disabled' | 'basic' | 'extended' | 'all';
 }
 
+/**
+ * One step of a stateful sequence (a decoder's tokens): tensors that one run produces and the next
+ * consumes (KV caches, encoder states) stay in the worker instead of crossing the thread boundary
+ * twice per token. The worker merges what it holds for the sequence under the request's feeds.
+ */
+export interface SequenceStep {
+  id: string;
+  /** True on the sequence's first run: the worker starts it empty. Later runs find their state or fail. */
+  first: boolean;
+  /** Outputs kept as the next run's inputs (output name -> input name); they are not posted back. */
+  carry: Record<string, string>;
+  /** Inputs fed now and kept for later runs of the sequence (fed once, e.g. encoder hidden states). */
+  retain: readonly string[];
+  /** Outputs neither kept nor wanted (placeholders a graph returns): not posted back. */
+  discard: readonly string[];
+}
+
 export type WorkerRequest =
   | { type: 'probe'; requestId: number; provider: Exclude<InferenceDevice, 'cpu'> }
   | { type: 'load'; requestId: number; modelKey: string; path: string; executionProvider: InferenceDevice; settings: WorkerSessionSettings }
-  | { type: 'run'; requestId: number; modelKey: string; feeds: Record<string, TensorData> }
+  | { type: 'run'; requestId: number; modelKey: string; feeds: Record<string, TensorData>; sequence?: SequenceStep }
+  /** Frees what the worker holds for a sequence (answered with `ended`, held or not). */
+  | { type: 'end_sequence'; requestId: number; sequenceId: string }
   /**
    * End the thread once no native run is in flight: `release` frees every session first (a clean
    * close); otherwise the worker exits with `exitCode` as a crash would, answering nothing more.
@@ -38,7 +57,15 @@ export type WorkerResponse =
   | { type: 'probed'; requestId: number; available: boolean; reason: string }
   | { type: 'loaded'; requestId: number; inputs: TensorMetadata[]; outputs: TensorMetadata[] }
   | { type: 'result'; requestId: number; outputs: Record<string, TensorData>; runMs: number }
+  | { type: 'ended'; requestId: number }
   | { type: 'failed'; requestId: number; message: string };
+
+/** Bytes of tensor data in a message (what crossing the thread boundary costs). */
+export function tensorBytesOf(tensors: Record<string, TensorData>): number {
+  let bytes = 0;
+  for (const tensor of Object.values(tensors)) bytes += tensor.data.byteLength;
+  return bytes;
+}
 
 /** The typed-array buffers to hand over with a message (each buffer listed once). */
 export function transferListOf(tensors: Record<string, TensorData>): ArrayBuffer[] {

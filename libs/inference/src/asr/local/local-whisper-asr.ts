@@ -22,7 +22,11 @@ export interface LocalWhisperAsrOptions {
    * and report it as a partial. 0 (default): partials off, only the final transcript.
    */
   partialIntervalMs?: number;
+  /** Most 30 s windows encoded in one run, across calls (default 8; 1: no batching). */
+  encoderBatchRows?: number;
 }
+
+const DEFAULT_ENCODER_BATCH_ROWS = 8;
 
 /**
  * Local Whisper-family ASR on onnxruntime sessions hosted by the injected InferenceRuntime: log-mel
@@ -50,9 +54,13 @@ export class LocalWhisperAsr implements AsrEngine {
     const name = options.name ?? `whisper:${basename(options.modelDir)}`;
     const folder = await readWhisperModelFolder(options.modelDir, name, options.fileSuffix);
     const tokens = new WhisperSpecialTokens(folder, name);
-    // Decoding is sequential per utterance and the KV cache differs per call: no batching.
+    const encoderBatchRows = options.encoderBatchRows ?? DEFAULT_ENCODER_BATCH_ROWS;
+    if (!Number.isInteger(encoderBatchRows) || encoderBatchRows < 1) throw new RangeError(`encoderBatchRows must be a positive integer, got ${encoderBatchRows}`);
+    // Windows of calls whose turns end together are encoded as one batch (the runtime gathers only
+    // while every worker is busy, so a lone call never waits for company). Decoding is a sequence
+    // per utterance whose KV cache stays in the worker: one row per step.
     const [encoder, decoder] = await Promise.all([
-      options.runtime.loadModel({ name: `${name}/encoder`, path: folder.encoderPath, maxBatchRows: 1 }),
+      options.runtime.loadModel({ name: `${name}/encoder`, path: folder.encoderPath, maxBatchRows: encoderBatchRows }),
       options.runtime.loadModel({ name: `${name}/decoder`, path: folder.decoderPath, maxBatchRows: 1 }),
     ]);
     checkDecoderInputs(name, decoder.inputNames, folder.decoderLayout, folder.decoderLayers);

@@ -1,4 +1,4 @@
-import { EngineError, type ModelHandle, type RunContext, type TensorData } from '../../contracts';
+import { EngineError, type ModelHandle, type ModelSequence, type RunContext, type TensorData } from '../../contracts';
 import type { WhisperDecoderLayout } from './whisper-model-folder';
 import type { WhisperSpecialTokens } from './whisper-special-tokens';
 
@@ -61,20 +61,67 @@ export class WhisperGreedyDecoder {
     const generated: number[] = [];
     let cache: Record<string, TensorData> | undefined;
     let steps = 0;
-    while (sequence.length < this.tokens.maxLength) {
-      const outputs = await run(this.decoder, this.decoderFeeds(sequence, hiddenStates, cache));
-      steps += 1;
-      const logits = outputs['logits'];
-      if (!logits || logits.type !== 'float32' || logits.dims.length !== 3) {
-        throw new EngineError(this.engine, 'inference_failed', 'decoder returned no float32 logits [batch, tokens, vocab]', false);
+    // The KV cache stays in the inference worker when the runtime can keep it there: a token then
+    // posts its id and receives its logits, instead of the whole cache (for whisper-base about
+    // 37 MB of cross-attention keys and values) crossing the thread boundary twice per token.
+    const resident = this.shape.layout === 'merged' ? this.decoder.openSequence?.() : undefined;
+    try {
+      while (sequence.length < this.tokens.maxLength) {
+        const outputs = resident
+          ? await this.residentStep(resident, sequence, hiddenStates, steps === 0, context, (result) => ((queueWaitMs += result.queueWaitMs), (runMs += result.runMs)))
+          : await run(this.decoder, this.decoderFeeds(sequence, hiddenStates, cache));
+        steps += 1;
+        const logits = outputs['logits'];
+        if (!logits || logits.type !== 'float32' || logits.dims.length !== 3) {
+          throw new EngineError(this.engine, 'inference_failed', 'decoder returned no float32 logits [batch, tokens, vocab]', false);
+        }
+        const next = this.pickToken(logits, generated.length === 0);
+        if (next === this.tokens.endOfText) break;
+        sequence.push(next);
+        generated.push(next);
+        if (this.shape.layout === 'merged' && !resident) cache = nextCache(outputs, cache);
       }
-      const next = this.pickToken(logits, generated.length === 0);
-      if (next === this.tokens.endOfText) break;
-      sequence.push(next);
-      generated.push(next);
-      if (this.shape.layout === 'merged') cache = nextCache(outputs, cache);
+    } finally {
+      await resident?.close();
     }
     return { tokens: generated, queueWaitMs, runMs, decoderSteps: steps };
+  }
+
+  /**
+   * One merged-decoder step with the cache held by the worker. The first step feeds the prompt,
+   * the encoder's hidden states (retained: a graph input on every step) and empty pasts, and keeps
+   * every present as the next past; later steps feed the newest token and keep the self-attention
+   * presents, while the cross-attention ones computed on the first step stay as they are (later
+   * steps return placeholders for them, which are discarded).
+   */
+  private async residentStep(
+    resident: ModelSequence,
+    sequence: readonly number[],
+    hiddenStates: TensorData,
+    first: boolean,
+    context: RunContext,
+    account: (result: { queueWaitMs: number; runMs: number }) => void,
+  ): Promise<Record<string, TensorData>> {
+    if (context.signal?.aborted) throw new EngineError(this.engine, 'cancelled', 'transcription cancelled', false);
+    const { layers } = this.shape;
+    const carry: Record<string, string> = {};
+    const discard: string[] = [];
+    for (let layer = 0; layer < layers; layer++) {
+      for (const name of ['decoder.key', 'decoder.value']) carry[`present.${layer}.${name}`] = `past_key_values.${layer}.${name}`;
+      for (const name of ['encoder.key', 'encoder.value']) {
+        if (first) carry[`present.${layer}.${name}`] = `past_key_values.${layer}.${name}`;
+        else discard.push(`present.${layer}.${name}`);
+      }
+    }
+    const feeds = first
+      ? this.decoderFeeds(sequence, hiddenStates, undefined)
+      : {
+          input_ids: { type: 'int64' as const, data: BigInt64Array.of(BigInt(sequence[sequence.length - 1]!)), dims: [1, 1] },
+          use_cache_branch: { type: 'bool' as const, data: Uint8Array.of(1), dims: [1] },
+        };
+    const result = await resident.step(feeds, { carry, discard, retain: first ? ['encoder_hidden_states'] : [] }, context);
+    account(result);
+    return result.outputs;
   }
 
   private decoderFeeds(sequence: readonly number[], hiddenStates: TensorData, cache: Record<string, TensorData> | undefined): Record<string, TensorData> {

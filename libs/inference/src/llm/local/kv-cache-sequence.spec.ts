@@ -68,6 +68,38 @@ describe('KvCacheSequence (decoder-only KV cache on the stand-in export)', () =>
     expect(maxAbsDifference(wholeLogits, chunkedLogits)).toBeLessThan(1e-5);
   });
 
+  it('keeps the cache in the worker: the same tokens as a caller-carried cache, and a token posts no keys or values', async () => {
+    // The same model, minus openSequence: the sequence then carries the cache through the caller.
+    const carriedModel: ModelHandle = { name: model.name, device: model.device, inputNames: model.inputNames, outputNames: model.outputNames, run: (feeds, context) => model.run(feeds, context) };
+    const prompt = folder.tokenizer.encode('<|im_start|>user\nWhere is my order?<|im_end|>\n<|im_start|>assistant\n');
+    const resident = sequence(5);
+    const carried = new KvCacheSequence('stand-in', carriedModel, folder, {}, 5);
+    let residentLogits = await resident.append(prompt);
+    let carriedLogits = await carried.append(prompt);
+    const residentTokens: number[] = [];
+    const carriedTokens: number[] = [];
+    const postedPerToken = { resident: [] as number[], carried: [] as number[] };
+    for (let step = 0; step < 12; step++) {
+      residentTokens.push(argmax(residentLogits));
+      carriedTokens.push(argmax(carriedLogits));
+      let before = runtime.transferStats().postedBytes;
+      residentLogits = await resident.append([residentTokens[step]!]);
+      postedPerToken.resident.push(runtime.transferStats().postedBytes - before);
+      before = runtime.transferStats().postedBytes;
+      carriedLogits = await carried.append([carriedTokens[step]!]);
+      postedPerToken.carried.push(runtime.transferStats().postedBytes - before);
+    }
+    expect(residentTokens).toEqual(carriedTokens);
+    expect(maxAbsDifference(residentLogits, carriedLogits)).toBe(0);
+    // input_ids, position_ids (8 bytes each) and the attention mask (8 bytes per position so far):
+    // nothing of the cache, whose keys and values the carried sequence posts every token.
+    const cachedBytesPerPosition = folder.layers * 2 * folder.kvHeads * folder.headDim * 4;
+    postedPerToken.resident.forEach((bytes, step) => expect(bytes).toBe(16 + 8 * (prompt.length + step + 1)));
+    postedPerToken.carried.forEach((bytes, step) => expect(bytes).toBeGreaterThanOrEqual(cachedBytesPerPosition * (prompt.length + step)));
+    expect(runtime.openSequences).toBeGreaterThan(0);
+    await resident.close();
+  });
+
   it('fails with a clear non-retryable error when the cache shape disagrees with the graph', async () => {
     const wrong = sequence(512, { ...folder, headDim: folder.headDim * 2 });
     const failure = await wrong.append([1, 2, 3]).catch((error: unknown) => error);

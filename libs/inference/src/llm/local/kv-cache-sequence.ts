@@ -1,4 +1,4 @@
-import { EngineError, type ModelHandle, type RunContext, type TensorData } from '../../contracts';
+import { EngineError, type ModelHandle, type ModelSequence, type RunContext, type TensorData } from '../../contracts';
 
 /** The decoder's cache layout, from config.json. */
 export interface DecoderCacheShape {
@@ -16,6 +16,12 @@ export interface DecoderCacheShape {
  */
 export class KvCacheSequence {
   private cache: Record<string, TensorData> | undefined;
+  /**
+   * Where the runtime can keep it, the cache stays in the inference worker: a token then posts its
+   * id, mask and position and receives its logits, not every layer's keys and values both ways
+   * (for a Qwen2.5-0.5B-shaped cache, 12 KB per cached token, every token). Closed by close().
+   */
+  private readonly resident: ModelSequence | undefined;
   private tokens = 0;
   private queueWait = 0;
   private run = 0;
@@ -27,7 +33,14 @@ export class KvCacheSequence {
     private readonly shape: DecoderCacheShape,
     private readonly context: RunContext,
     private readonly prefillChunkTokens: number,
-  ) {}
+  ) {
+    this.resident = model.openSequence?.();
+  }
+
+  /** Frees the worker's copy of the cache (the sequence cannot be appended to afterwards). */
+  async close(): Promise<void> {
+    await this.resident?.close();
+  }
 
   /** Tokens in the cache. */
   get length(): number {
@@ -70,8 +83,12 @@ export class KvCacheSequence {
       for (let i = 0; i < ids.length; i++) positions[i] = BigInt(past + i);
       feeds['position_ids'] = { type: 'int64', data: positions, dims: [1, ids.length] };
     }
+    const carry: Record<string, string> = {};
     for (let layer = 0; layer < layers; layer++) {
       for (const kind of ['key', 'value'] as const) {
+        carry[`present.${layer}.${kind}`] = `past_key_values.${layer}.${kind}`;
+        // Held by the worker after the first run of a resident sequence.
+        if (this.resident && past > 0) continue;
         feeds[`past_key_values.${layer}.${kind}`] = this.cache?.[`present.${layer}.${kind}`] ?? {
           type: 'float32',
           data: new Float32Array(0),
@@ -83,7 +100,7 @@ export class KvCacheSequence {
     if (this.context.signal?.aborted) throw cancelled(this.engine);
     let result;
     try {
-      result = await this.model.run(feeds, this.context);
+      result = this.resident ? await this.resident.step(feeds, { carry }, this.context) : await this.model.run(feeds, this.context);
     } catch (error) {
       throw asEngineError(this.engine, error, this.context.signal);
     }
@@ -94,6 +111,13 @@ export class KvCacheSequence {
     const logits = result.outputs['logits'];
     if (!logits || logits.type !== 'float32' || logits.dims.length !== 3 || logits.dims[1] !== ids.length) {
       throw this.failed(`expected float32 logits [1, ${ids.length}, vocab], got ${logits ? `${logits.type} [${logits.dims.join(', ')}]` : 'none'}`);
+    }
+    const vocab = logits.dims[2] as number;
+    const next = (logits.data as Float32Array).subarray((ids.length - 1) * vocab, ids.length * vocab);
+    // A resident cache was checked against config.json on its first run's feeds (the pasts' dims).
+    if (this.resident) {
+      this.tokens = total;
+      return next;
     }
     const cache: Record<string, TensorData> = {};
     for (let layer = 0; layer < layers; layer++) {
@@ -109,8 +133,7 @@ export class KvCacheSequence {
     }
     this.cache = cache;
     this.tokens = total;
-    const vocab = logits.dims[2] as number;
-    return (logits.data as Float32Array).subarray((ids.length - 1) * vocab, ids.length * vocab);
+    return next;
   }
 
   private failed(detail: string): EngineError {

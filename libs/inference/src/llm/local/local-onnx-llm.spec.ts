@@ -122,6 +122,8 @@ describe('LocalOnnxLlm on the stand-in decoder-only model (real onnxruntime, wor
     for (const prompt of prompts) alone.push(textOf(await collect(llm.stream(ask(prompt)))));
     const together = await Promise.all(prompts.map(async (prompt, index) => textOf(await collect(llm.stream(ask(prompt, { callId: `call-${index}` }))))));
     expect(together).toEqual(alone);
+    // Each request's cache lived in the worker and went with the request.
+    expect(runtime.openSequences).toBe(0);
   });
 
   it('renders earlier tool calls and results the Qwen2.5 way, and the prompt stays ChatML', () => {
@@ -157,6 +159,8 @@ describe('LocalOnnxLlm on the stand-in decoder-only model (real onnxruntime, wor
     const before = new AbortController();
     before.abort();
     await expect(collect(llm.stream(ask('hello', { signal: before.signal })))).rejects.toMatchObject({ code: 'cancelled' });
+    // A cancelled request frees the worker's copy of its cache too.
+    expect(runtime.openSequences).toBe(0);
   });
 
   it('samples with a seed when temperature > 0: same seed, same reply', async () => {

@@ -107,31 +107,36 @@ export class LocalOnnxLlm implements LlmEngine {
         return output.type === 'text' ? output : { type: 'tool_call', id: toolCallId(), name: output.name, arguments: output.arguments };
       });
 
-    let logits = await sequence.append(promptIds);
-    let outputTokens = 0;
-    let finishReason: 'stop' | 'length';
-    for (;;) {
-      if (signal?.aborted) throw cancelled(this.name);
-      const next = sampler.pick(logits);
-      outputTokens += 1;
-      if (endTokenIds.has(next)) {
-        finishReason = 'stop';
-        break;
+    try {
+      let logits = await sequence.append(promptIds);
+      let outputTokens = 0;
+      let finishReason: 'stop' | 'length';
+      for (;;) {
+        if (signal?.aborted) throw cancelled(this.name);
+        const next = sampler.pick(logits);
+        outputTokens += 1;
+        if (endTokenIds.has(next)) {
+          finishReason = 'stop';
+          break;
+        }
+        yield* events(parser.push(decoder.push(next)));
+        if (outputTokens >= Math.min(maxTokens, room)) {
+          finishReason = 'length';
+          break;
+        }
+        logits = await sequence.append([next]);
       }
-      yield* events(parser.push(decoder.push(next)));
-      if (outputTokens >= Math.min(maxTokens, room)) {
-        finishReason = 'length';
-        break;
-      }
-      logits = await sequence.append([next]);
+      yield* events([...parser.push(decoder.end()), ...parser.end()]);
+      yield {
+        type: 'done',
+        finishReason: finishReason === 'stop' && parser.toolCallCount > 0 ? 'tool_calls' : finishReason,
+        usage: { inputTokens: promptIds.length, cachedInputTokens: 0, outputTokens },
+        timings: { queueWaitMs: sequence.queueWaitMs, runMs: sequence.runMs, firstResultMs, totalMs: performance.now() - startedAt },
+      };
+    } finally {
+      // The worker's copy of the cache goes with the request: answered, failed or abandoned.
+      await sequence.close();
     }
-    yield* events([...parser.push(decoder.end()), ...parser.end()]);
-    yield {
-      type: 'done',
-      finishReason: finishReason === 'stop' && parser.toolCallCount > 0 ? 'tool_calls' : finishReason,
-      usage: { inputTokens: promptIds.length, cachedInputTokens: 0, outputTokens },
-      timings: { queueWaitMs: sequence.queueWaitMs, runMs: sequence.runMs, firstResultMs, totalMs: performance.now() - startedAt },
-    };
   }
 
   private requestSettings(request: LlmRequest): { maxTokens: number; temperature: number } {
