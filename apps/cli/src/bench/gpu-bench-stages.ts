@@ -15,7 +15,7 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ModelLoadSpec, TensorData } from '@switchboard/inference/contracts';
+import type { ModelHandle, ModelLoadSpec, ModelSequence, TensorData } from '@switchboard/inference/contracts';
 import { standInModelPaths, type StandInModelName } from '@switchboard/inference/stand-in-models';
 import { defaultSileroModelPath } from '@switchboard/inference/vad';
 import type { GpuBenchModel } from './gpu-bench-args';
@@ -23,6 +23,13 @@ import type { GpuBenchModel } from './gpu-bench-args';
 export interface Lane {
   feeds(): Record<string, TensorData>;
   accept(outputs: Record<string, TensorData>): void;
+  /**
+   * Stateful lanes (a decoder whose KV cache stays in the worker, as the engines keep it): work
+   * before a round that is not measured (starting a sequence over), then `step` instead of a run.
+   */
+  prepare?(handle: ModelHandle): Promise<void>;
+  step?(handle: ModelHandle): Promise<Record<string, TensorData>>;
+  close?(): Promise<void>;
 }
 
 export interface BenchStage {
@@ -97,7 +104,7 @@ export function benchStages(models: readonly GpuBenchModel[], modelsDir: string)
     {
       id: 'whisper-encoder',
       model: 'whisper',
-      item: '30 s window (80 x 3000 log-mel; the ASR engine loads it with maxBatchRows 1 today)',
+      item: '30 s window (80 x 3000 log-mel)',
       path: whisper('encoder_model.onnx'),
       mode: 'batched',
       lane: (index) => stateless(() => ({ input_features: noise([1, WHISPER.melBins, WHISPER.frames], index + 1) })),
@@ -114,7 +121,7 @@ export function benchStages(models: readonly GpuBenchModel[], modelsDir: string)
     {
       id: 'whisper-decoder-step',
       model: 'whisper',
-      item: `decoder step with KV cache (past 4..${WHISPER_PROMPT_TOKENS + WHISPER_REPLY_TOKENS - 1} tokens, 51865-way logits)`,
+      item: `decoder step, KV cache held by the worker (past 4..${WHISPER_PROMPT_TOKENS + WHISPER_REPLY_TOKENS - 1} tokens, 51865-way logits)`,
       path: whisper('decoder_model_merged.onnx'),
       mode: 'concurrent',
       lane: (index) => whisperStepLane(index),
@@ -180,74 +187,76 @@ function whisperFirstStepFeeds(index: number): Record<string, TensorData> {
 }
 
 /**
- * One call's Whisper decoding after the first step: the past (decoder keys/values growing by one
- * per step, the cross-attention ones fixed) comes back from each run and goes into the next.
+ * One call's Whisper decoding after the first step, as the ASR engine runs it: the first step (not
+ * measured: that is whisper-decoder-first) leaves the decoder's and the cross-attention keys and
+ * values in the worker; each measured step feeds one token and gets its logits back.
  */
 function whisperStepLane(index: number): Lane {
-  let cache: Record<string, TensorData> | undefined;
+  let sequence: ModelSequence | undefined;
   let past = 0;
-  const hidden = noise([1, WHISPER.positions, WHISPER.dModel], index + 1);
-  const fresh = (): Record<string, TensorData> => {
-    const start: Record<string, TensorData> = {};
-    for (let layer = 0; layer < WHISPER.layers; layer++) {
-      for (const kind of ['key', 'value']) {
-        start[`present.${layer}.decoder.${kind}`] = noise([1, WHISPER.heads, WHISPER_PROMPT_TOKENS, WHISPER.headDim], layer + 7);
-        start[`present.${layer}.encoder.${kind}`] = noise([1, WHISPER.heads, WHISPER.positions, WHISPER.headDim], layer + 11);
-      }
-    }
-    return start;
-  };
+  const carry = (parts: readonly string[]): Record<string, string> =>
+    Object.fromEntries(
+      Array.from({ length: WHISPER.layers }, (_, layer) => parts.flatMap((part) => ['key', 'value'].map((kind) => [`present.${layer}.${part}.${kind}`, `past_key_values.${layer}.${part}.${kind}`]))).flat(),
+    );
+  const crossPresents = Object.keys(carry(['encoder']));
   return {
-    feeds: () => {
-      if (!cache || past >= WHISPER_PROMPT_TOKENS + WHISPER_REPLY_TOKENS - 1) {
-        cache = fresh();
-        past = WHISPER_PROMPT_TOKENS;
-      }
-      const feeds: Record<string, TensorData> = {
-        input_ids: i64([300 + past], [1, 1]),
-        encoder_hidden_states: hidden,
-        use_cache_branch: { type: 'bool', data: Uint8Array.of(1), dims: [1] },
-      };
-      for (const [name, tensor] of Object.entries(cache)) feeds[name.replace('present.', 'past_key_values.')] = tensor;
-      return feeds;
+    feeds: () => ({}),
+    accept: () => undefined,
+    prepare: async (handle) => {
+      if (sequence && past < WHISPER_PROMPT_TOKENS + WHISPER_REPLY_TOKENS - 1) return;
+      await sequence?.close();
+      sequence = handle.openSequence!();
+      await sequence.step(whisperFirstStepFeeds(index), { carry: carry(['decoder', 'encoder']), retain: ['encoder_hidden_states'] });
+      past = WHISPER_PROMPT_TOKENS;
     },
-    accept: (outputs) => {
-      // As the ASR engine does: the decoder's own keys/values grow, the cross-attention ones stay.
-      const next: Record<string, TensorData> = {};
-      for (const [name, tensor] of Object.entries(outputs)) if (name.startsWith('present.')) next[name] = name.includes('.encoder.') && cache?.[name] ? cache[name] : tensor;
-      cache = next;
+    step: async () => {
+      const result = await sequence!.step(
+        { input_ids: i64([300 + past], [1, 1]), use_cache_branch: { type: 'bool', data: Uint8Array.of(1), dims: [1] } },
+        { carry: carry(['decoder']), discard: crossPresents },
+      );
       past += 1;
+      return result.outputs;
     },
+    close: async () => sequence?.close(),
   };
 }
 
-/** One call's LLM reply: a context of LLM_CONTEXT_TOKENS already cached, then one token per step. */
+/**
+ * One call's LLM reply with its KV cache held by the worker: a context of LLM_CONTEXT_TOKENS is
+ * put there first (not measured), then each measured step feeds one token, its position and the
+ * attention mask, and gets its logits back.
+ */
 function llmStepLane(): Lane {
-  let cache: Record<string, TensorData> | undefined;
+  let sequence: ModelSequence | undefined;
   let past = 0;
+  const carry: Record<string, string> = {};
+  for (let layer = 0; layer < LLM.layers; layer++) for (const kind of ['key', 'value']) carry[`present.${layer}.${kind}`] = `past_key_values.${layer}.${kind}`;
+  const tokenFeeds = (): Record<string, TensorData> => ({
+    input_ids: i64([100], [1, 1]),
+    attention_mask: { type: 'int64', data: new BigInt64Array(past + 1).fill(1n), dims: [1, past + 1] },
+    position_ids: i64([past], [1, 1]),
+  });
   return {
-    feeds: () => {
-      if (!cache || past >= LLM_CONTEXT_TOKENS + LLM_REPLY_TOKENS - 1) {
-        cache = {};
-        for (let layer = 0; layer < LLM.layers; layer++) {
-          for (const kind of ['key', 'value']) cache[`present.${layer}.${kind}`] = noise([1, LLM.kvHeads, LLM_CONTEXT_TOKENS, LLM.headDim], layer + 3);
-        }
-        past = LLM_CONTEXT_TOKENS;
+    feeds: () => ({}),
+    accept: () => undefined,
+    prepare: async (handle) => {
+      if (sequence && past < LLM_CONTEXT_TOKENS + LLM_REPLY_TOKENS - 1) return;
+      await sequence?.close();
+      sequence = handle.openSequence!();
+      past = LLM_CONTEXT_TOKENS - 1;
+      const seed = tokenFeeds();
+      for (let layer = 0; layer < LLM.layers; layer++) {
+        for (const kind of ['key', 'value']) seed[`past_key_values.${layer}.${kind}`] = noise([1, LLM.kvHeads, past, LLM.headDim], layer + 3);
       }
-      const feeds: Record<string, TensorData> = {
-        input_ids: i64([100], [1, 1]),
-        attention_mask: { type: 'int64', data: new BigInt64Array(past + 1).fill(1n), dims: [1, past + 1] },
-        position_ids: i64([past], [1, 1]),
-      };
-      for (const [name, tensor] of Object.entries(cache)) feeds[name.replace('present.', 'past_key_values.')] = tensor;
-      return feeds;
+      await sequence.step(seed, { carry });
+      past = LLM_CONTEXT_TOKENS;
     },
-    accept: (outputs) => {
-      const next: Record<string, TensorData> = {};
-      for (const [name, tensor] of Object.entries(outputs)) if (name.startsWith('present.')) next[name] = tensor;
-      cache = next;
+    step: async () => {
+      const result = await sequence!.step(tokenFeeds(), { carry });
       past += 1;
+      return result.outputs;
     },
+    close: async () => sequence?.close(),
   };
 }
 
