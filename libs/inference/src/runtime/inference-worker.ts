@@ -9,7 +9,7 @@ import { performance } from 'node:perf_hooks';
 import { parentPort } from 'node:worker_threads';
 import * as ort from 'onnxruntime-node';
 import type { InferenceDevice, TensorData } from '../contracts';
-import { probeProvider } from './provider-probes';
+import { executionProvidersFor, probeProvider } from './provider-probes';
 import { SequenceStore } from './sequence-store';
 import { transferListOf, type SequenceStep, type TensorMetadata, type WorkerRequest, type WorkerResponse, type WorkerSessionSettings } from './worker-protocol';
 
@@ -131,10 +131,8 @@ function metadataOf(session: ort.InferenceSession): { inputs: TensorMetadata[]; 
 }
 
 function sessionOptions(provider: InferenceDevice, settings: WorkerSessionSettings): ort.InferenceSession.SessionOptions {
-  // onnxruntime adds the CPU provider behind a GPU one itself, for the nodes the GPU one lacks.
-  const executionProviders: ort.InferenceSession.ExecutionProviderConfig[] = provider === 'cuda' ? [{ name: 'cuda', deviceId: 0 }] : provider === 'webgpu' ? ['webgpu'] : ['cpu'];
   return {
-    executionProviders,
+    executionProviders: executionProvidersFor(provider),
     intraOpNumThreads: settings.intraOpNumThreads,
     interOpNumThreads: settings.interOpNumThreads,
     executionMode: settings.executionMode,

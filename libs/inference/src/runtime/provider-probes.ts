@@ -22,7 +22,7 @@ export async function probeProvider(provider: Exclude<InferenceDevice, 'cpu'>): 
   if (missing !== undefined) return { available: false, reason: missing };
   const name = provider === 'cuda' ? 'CUDA' : 'WebGPU';
   try {
-    const executionProviders: ort.InferenceSession.ExecutionProviderConfig[] = provider === 'cuda' ? [{ name: 'cuda', deviceId: 0 }] : ['webgpu'];
+    const executionProviders = executionProvidersFor(provider);
     // Severity 3 (errors only): the failure reaches the caller's log as the reason instead.
     const session = await ort.InferenceSession.create(Buffer.from(PROBE_MODEL_BASE64, 'base64'), { executionProviders, logSeverityLevel: 3 });
     await session.release();
@@ -30,6 +30,16 @@ export async function probeProvider(provider: Exclude<InferenceDevice, 'cpu'>): 
   } catch (error) {
     return { available: false, reason: `creating a ${name} session failed: ${firstLine(error)}` };
   }
+}
+
+/**
+ * onnxruntime's provider list for sessions on `provider`: what the probe tries is exactly what the
+ * worker's sessions then use. onnxruntime adds the CPU provider behind a GPU one itself, for the
+ * nodes the GPU one lacks.
+ */
+export function executionProvidersFor(provider: InferenceDevice): ort.InferenceSession.ExecutionProviderConfig[] {
+  if (provider === 'cuda') return [{ name: 'cuda', deviceId: 0 }];
+  return [provider];
 }
 
 /**
