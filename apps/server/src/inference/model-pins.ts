@@ -1,5 +1,6 @@
 import type { ModelStatus } from '@switchboard/inference/models';
 import type { InferenceDevice } from '@switchboard/inference/contracts';
+import { modelBaseName } from '@switchboard/inference/runtime';
 import { SILERO_MODEL_NAME } from '@switchboard/inference/vad';
 
 /** The built-in VAD's catalog name ('silero-vad', what `models list` shows) and the name it loads as. */
@@ -22,8 +23,7 @@ export function resolveModelPins(
     resolved[key] = provider;
     const alias = CATALOG_ALIASES[key];
     if (alias !== undefined && !Object.hasOwn(pins, alias)) resolved[alias] = provider;
-    const base = key.replace(/^[^:/]+:/, '').split('/')[0]!;
-    if (!known.has(base)) unknown.push(key);
+    if (!known.has(modelBaseName(key))) unknown.push(key);
   }
   return { pins: resolved, unknown };
 }

@@ -98,14 +98,23 @@ export function pinFor(
   pins: Readonly<Record<string, InferenceDevice>>,
   modelsDir?: string,
 ): { key: string; provider: InferenceDevice } | undefined {
-  const unprefixed = spec.name.replace(/^[^:/]+:/, '');
-  const candidates = [spec.name, unprefixed, spec.name.split('/')[0]!, unprefixed.split('/')[0]!];
+  const unprefixed = withoutEnginePrefix(spec.name);
+  const candidates = [spec.name, unprefixed, spec.name.split('/')[0]!, modelBaseName(spec.name)];
   const folder = modelsDir === undefined ? undefined : catalogFolderOf(spec.path, modelsDir);
   if (folder !== undefined) candidates.push(folder);
   for (const key of candidates) {
     if (Object.hasOwn(pins, key)) return { key, provider: pins[key]! };
   }
   return undefined;
+}
+
+function withoutEnginePrefix(name: string): string {
+  return name.replace(/^[^:/]+:/, '');
+}
+
+/** A model's name without its engine prefix and past its first `/` (`whisper:whisper-base.en/encoder` -> `whisper-base.en`). */
+export function modelBaseName(name: string): string {
+  return withoutEnginePrefix(name).split('/')[0]!;
 }
 
 /** The first folder of `path` under `modelsDir` (the model's name there), if it lies inside it. */
