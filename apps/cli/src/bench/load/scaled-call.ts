@@ -1,4 +1,5 @@
 import WebSocket from 'ws';
+import { REPLY_WAIT_MAX_MS } from './load-settings';
 import { computeTwilioSignature, localMediaUrl, newSid, parseTwiml, voiceWebhookParams } from '@switchboard/testing';
 
 /** 20 ms of 8 kHz mu-law. */
@@ -151,14 +152,12 @@ export class ScaledCall {
     this.playedMs = Math.min(this.receivedMs, this.playedMs + FRAME_MS);
     while (this.marks.length > 0 && (this.marks[0] as { atMs: number }).atMs <= this.playedMs) this.echoMark((this.marks.shift() as { name: string }).name);
     const step = this.plan[this.frameIndex];
-    if (step === undefined) return this.hangUp();
+    if (step === undefined && !this.stillWaitingForReply(nowMs)) return this.hangUp();
+    if (step === undefined || (step !== null && step.frame === 0 && this.stillWaitingForReply(nowMs))) return this.sendSilenceWhileWaiting();
     const payload = step === null ? this.silencePayload : (this.utterances[step.utterance] as ScriptedUtterance).payloads[step.frame];
     if (step !== null && step.frame === 0) this.closePendingReply();
     const index = this.frameIndex++;
-    this.socket.send(
-      `{"event":"media","sequenceNumber":"${this.sequence++}","media":{"track":"inbound","chunk":"${index + 1}","timestamp":"${index * FRAME_MS}","payload":"${payload}"},"streamSid":"${this.streamSid}"}`,
-    );
-    this.framesSent += 1;
+    this.sendFrame(payload as string);
     const utterance = this.speechEnds.get(index);
     if (utterance !== undefined) this.pendingReply = { utterance, endOfSpeechAtMs: nowMs };
   }
@@ -225,7 +224,26 @@ export class ScaledCall {
     }
   }
 
-  /** The next utterance starts: a reply still pending for the last one was never heard. */
+  /** The last utterance's reply has not started and the caller has not yet given up on it. */
+  private stillWaitingForReply(nowMs: number): boolean {
+    const pending = this.pendingReply;
+    return pending?.endOfSpeechAtMs != null && nowMs - pending.endOfSpeechAtMs < REPLY_WAIT_MAX_MS;
+  }
+
+  /** A frame of silence outside the script: the caller holds its next utterance (or its hang-up) for the reply. */
+  private sendSilenceWhileWaiting(): void {
+    this.sendFrame(this.silencePayload);
+  }
+
+  /** Chunk and timestamp count every frame sent, scripted or waited, as Twilio's do. */
+  private sendFrame(payload: string): void {
+    const chunk = this.framesSent++;
+    this.socket?.send(
+      `{"event":"media","sequenceNumber":"${this.sequence++}","media":{"track":"inbound","chunk":"${chunk + 1}","timestamp":"${chunk * FRAME_MS}","payload":"${payload}"},"streamSid":"${this.streamSid}"}`,
+    );
+  }
+
+  /** The next utterance starts (or the call ends): a reply still pending for the last one was never heard. */
   private closePendingReply(): void {
     this.pendingReply = undefined;
     this.inReply = false;
