@@ -42,6 +42,7 @@ import { CallUsageRegistry } from './usage/call-usage-registry';
 import { CostsController } from './costs/costs.controller';
 import { PersistenceErrorFilter } from './common/persistence-error.filter';
 import { HealthController } from './health/health.controller';
+import { InferenceCapacityService } from './inference/capacity/inference-capacity.service';
 import { InferenceService } from './inference/inference.service';
 import { TwilioRestClientFactory } from './telephony-control/twilio-rest-client.factory';
 import { LoggingModule } from './logging/logging.module';
@@ -52,6 +53,7 @@ import { LiveCallMetrics } from './metrics/live-call-metrics';
 import { EngineErrorMetrics } from './metrics/engine-error-metrics';
 import { TracingModule } from './tracing/tracing.module';
 import { WebhookMetrics } from './metrics/webhook-metrics';
+import { CapacityMetrics } from './metrics/capacity-metrics';
 import { InferenceMetrics } from './metrics/inference-metrics';
 import { DatabaseMetrics } from './metrics/database-metrics';
 import { ServerDrain } from './lifecycle/server-drain';
@@ -125,6 +127,7 @@ export class AppModule {
         EngineErrorMetrics,
         WebhookMetrics,
         InferenceMetrics,
+        CapacityMetrics,
         DatabaseMetrics,
         CallRecordBatching,
         { provide: APP_FILTER, useClass: PersistenceErrorFilter },
@@ -174,6 +177,7 @@ export class AppModule {
         FirstRunSignInService,
         LiveCallFeedService,
         InferenceService,
+        InferenceCapacityService,
         {
           provide: TwilioRestClientFactory,
           useFactory: () => new TwilioRestClientFactory({ accountSid: config.twilio.accountSid, authToken: config.twilio.authToken, apiBaseUrl: config.twilio.apiBaseUrl }),

@@ -8,7 +8,7 @@ describe('loadAppConfig', () => {
     expect(config.database).toEqual({ url: undefined, dataDir: './data', migrateOnStart: true, poolMax: 10 });
     expect(config.logLevel).toBe('info');
     expect(config.twilio.authToken).toBeUndefined();
-    expect(config.inference).toEqual({ modelsDir: './models', device: 'auto', modelDevices: {}, workers: undefined, batchMaxDelayMs: 2 });
+    expect(config.inference).toEqual({ modelsDir: './models', device: 'auto', modelDevices: {}, workers: undefined, batchMaxDelayMs: 2, maxUtilisation: 0.8 });
   });
 
   it('reads every variable and strips the trailing slash of PUBLIC_BASE_URL', () => {

@@ -55,6 +55,8 @@ export interface AppConfig {
     modelDevices: Environment['INFERENCE_MODEL_DEVICES'];
     workers: number | undefined;
     batchMaxDelayMs: number;
+    /** INFERENCE_MAX_UTILISATION: the share of the inference workers' time admission plans to fill. */
+    maxUtilisation: number;
   };
   streamTokenTtlMs: number;
   echoAgentNumber: string | undefined;
@@ -166,6 +168,7 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       modelDevices: e.INFERENCE_MODEL_DEVICES,
       workers: e.INFERENCE_WORKERS,
       batchMaxDelayMs: e.INFERENCE_BATCH_DELAY_MS,
+      maxUtilisation: e.INFERENCE_MAX_UTILISATION,
     },
     streamTokenTtlMs: e.STREAM_TOKEN_TTL_MS,
     echoAgentNumber: e.ECHO_AGENT_NUMBER,

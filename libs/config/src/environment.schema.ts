@@ -120,6 +120,13 @@ export const environmentSchema = z
     INFERENCE_WORKERS: optionalString(z.coerce.number().int().min(1).max(64)),
     /** Longest a request waits for others to share its batch while every inference worker is busy (an idle worker runs it at once). */
     INFERENCE_BATCH_DELAY_MS: z.coerce.number().min(0).max(50).default(2),
+    /**
+     * Admission by inference capacity: a new call is refused (reason 'capacity') when, at the cost
+     * per call measured on this instance, its live calls plus this one would keep the inference
+     * workers busy more than this share of the time. 1 plans to the full device; values above 1 let
+     * queues grow (only for a device whose runs overlap, e.g. a GPU shared by several workers).
+     */
+    INFERENCE_MAX_UTILISATION: z.coerce.number().gt(0).max(4).default(0.8),
     /** How long the single-use media-stream token minted by the voice webhook stays valid. */
     STREAM_TOKEN_TTL_MS: z.coerce.number().int().min(1000).max(600_000).default(60_000),
     /** Live calls (inbound + outbound) one organization may have at once, unless the organization sets its own. */

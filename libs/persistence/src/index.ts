@@ -58,6 +58,7 @@ export type {
   TwilioCallIdentity,
 } from './repositories/call.repository';
 export {
+  CAPACITY_REASON,
   CONCURRENCY_LIMIT_REASON,
   MACHINE_DETECTION_MODES,
   isOverLimit,
@@ -71,6 +72,7 @@ export type {
   Admission,
   Refusal,
   AnsweredByInput,
+  CapacityRefusalSnapshot,
   ConcurrencyPolicy,
   ConcurrencySnapshot,
   RefusalInput,

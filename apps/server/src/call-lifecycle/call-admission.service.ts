@@ -3,6 +3,7 @@ import {
   assertCallIdentity,
   BUDGET_EXCEEDED_REASON,
   budgetStatusAt,
+  CAPACITY_REASON,
   callEventData,
   callIdentityData,
   CallRepository,
@@ -22,6 +23,7 @@ import {
   WebhookOutbox,
   type Admission,
   type CallRecord,
+  type CapacityRefusalSnapshot,
   type ConcurrencyPolicy,
   type ConcurrencySnapshot,
   type CreateInboundCallInput,
@@ -31,6 +33,7 @@ import {
   type Refusal,
   type Tx,
 } from '@switchboard/persistence';
+import { InferenceCapacityService } from '../inference/capacity/inference-capacity.service';
 import { CallMetrics } from '../metrics/call-metrics';
 import { enqueueCallEvent } from './call-webhook-events';
 import { CONCURRENCY_POLICY } from './concurrency-policy';
@@ -60,6 +63,8 @@ export class CallAdmissionService {
     @Inject(CONCURRENCY_POLICY) private readonly policy: ConcurrencyPolicy,
     /** Absent where a test builds the service alone. */
     @Optional() private readonly metrics?: CallMetrics,
+    /** This instance's inference capacity (INFERENCE_MAX_UTILISATION); absent where a test builds the service alone. */
+    @Optional() private readonly capacity?: InferenceCapacityService,
   ) {}
 
   /**
@@ -162,7 +167,7 @@ export class CallAdmissionService {
         continue;
       }
       seen.add(input.twilioCallSid);
-      const refusal = refusalOf(snapshot, budget);
+      const refusal = refusalOf(snapshot, budget) ?? this.capacityRefusal();
       if (refusal) {
         const data = callIdentityData(input);
         await this.calls.insert(tx, { ...data, organizationId, agentId: input.agentId, endReason: refusal.reason, endedAt: data.startedAt });
@@ -288,10 +293,20 @@ export class CallAdmissionService {
     );
   }
 
-  /** The rule: over the concurrency limit, or out of budget when the organization chose a hard limit; null admits. */
+  /**
+   * The rule: over the concurrency limit, or out of budget when the organization chose a hard limit,
+   * or (checked last, because an admission reserves capacity) this instance's inference workers
+   * planned full; null admits.
+   */
   private async refusalFor(tx: Tx, organizationId: string, at: Date): Promise<Refusal | null> {
     const snapshot = await readConcurrency(tx, organizationId, this.policy);
-    return refusalOf(snapshot, isOverLimit(snapshot) ? null : await this.hardBudget(tx, organizationId, at));
+    return refusalOf(snapshot, isOverLimit(snapshot) ? null : await this.hardBudget(tx, organizationId, at)) ?? this.capacityRefusal();
+  }
+
+  /** Reserves this instance's inference capacity for one more call, or the refusal saying it is planned full. */
+  private capacityRefusal(): Refusal | null {
+    const decision = this.capacity?.tryAdmit();
+    return decision && !decision.admitted ? { reason: CAPACITY_REASON, capacity: capacitySnapshotOf(decision.snapshot) } : null;
   }
 
   /** The month's spend against the budget, read only for organizations that refuse calls over it (the voice webhook waits on this). */
@@ -302,6 +317,7 @@ export class CallAdmissionService {
   /** The refusal a retried webhook gets again, described with today's numbers even if they would now admit it. */
   private async repeatedRefusal(tx: Tx, organizationId: string, reason: Refusal['reason'], at: Date): Promise<Refusal> {
     if (reason === CONCURRENCY_LIMIT_REASON) return { reason, snapshot: await readConcurrency(tx, organizationId, this.policy) };
+    if (reason === CAPACITY_REASON) return { reason, capacity: capacitySnapshotOf(this.capacity?.snapshot()) };
     const budget = await budgetStatusAt(tx, organizationId, at);
     if (!budget) throw new PersistenceError('not_found', `Organization ${organizationId} does not exist`);
     return { reason, budget };
@@ -356,5 +372,17 @@ function assertInbound(input: CreateInboundCallInput): void {
 }
 
 function isRefusalReason(reason: string | null): reason is Refusal['reason'] {
-  return reason === CONCURRENCY_LIMIT_REASON || reason === BUDGET_EXCEEDED_REASON;
+  return reason === CONCURRENCY_LIMIT_REASON || reason === BUDGET_EXCEEDED_REASON || reason === CAPACITY_REASON;
+}
+
+/** The figures a capacity refusal carries (and a retried webhook's repeated one, with today's figures). */
+function capacitySnapshotOf(snapshot: ReturnType<InferenceCapacityService['snapshot']> | undefined): CapacityRefusalSnapshot {
+  return {
+    workers: snapshot?.workers ?? 0,
+    maxUtilisation: snapshot?.maxUtilisation ?? 0,
+    predictedUtilisation: snapshot?.predictedUtilisation ?? null,
+    costPerCall: snapshot?.costPerCall ?? null,
+    liveCalls: snapshot?.liveCalls ?? 0,
+    reservedCalls: snapshot?.reservedCalls ?? 0,
+  };
 }

@@ -1,6 +1,6 @@
 import { BadRequestException, ConflictException, HttpException, HttpStatus, NotFoundException, ServiceUnavailableException } from '@nestjs/common';
 import { formatMicros } from '@switchboard/billing';
-import type { BudgetStatus, ConcurrencySnapshot } from '@switchboard/persistence';
+import type { BudgetStatus, CapacityRefusalSnapshot, ConcurrencySnapshot } from '@switchboard/persistence';
 import type { TwilioFailure } from '../telephony-control/twilio-failure';
 
 /** How long a client refused over the concurrency limit is told to wait before trying again. */
@@ -40,6 +40,30 @@ export function concurrencyLimitReached(snapshot: ConcurrencySnapshot): HttpExce
       retryAfterSeconds: CONCURRENCY_RETRY_AFTER_SECONDS,
     },
     HttpStatus.TOO_MANY_REQUESTS,
+  );
+}
+
+/** How long a client refused for the server's inference capacity is told to wait (calls last minutes). */
+export const CAPACITY_RETRY_AFTER_SECONDS = 30;
+
+/**
+ * This server's inference workers are planned full (INFERENCE_MAX_UTILISATION): one more call would
+ * slow every live caller's replies. Not the organization's doing, so a 503 rather than a 429.
+ */
+export function capacityReached(capacity: CapacityRefusalSnapshot): HttpException {
+  return new HttpException(
+    {
+      statusCode: 503,
+      error: 'Service Unavailable',
+      code: 'capacity',
+      message: 'This server is at its inference capacity: one more call would slow the replies of the calls in progress. Try again when a call has ended.',
+      maxUtilisation: capacity.maxUtilisation,
+      predictedUtilisation: capacity.predictedUtilisation,
+      costPerCall: capacity.costPerCall,
+      workers: capacity.workers,
+      retryAfterSeconds: CAPACITY_RETRY_AFTER_SECONDS,
+    },
+    HttpStatus.SERVICE_UNAVAILABLE,
   );
 }
 

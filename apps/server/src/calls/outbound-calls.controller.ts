@@ -8,7 +8,7 @@ import { RequireScope } from '../auth/require-scope.decorator';
 import { ZodValidationPipe } from '../common/zod-validation.pipe';
 import { ApiErrors, ApiKeyAuthenticated } from '../openapi/api-schemas';
 import { CallDto } from './call-responses.schema';
-import { budgetExceeded, CONCURRENCY_RETRY_AFTER_SECONDS, concurrencyLimitReached } from './outbound-call-errors';
+import { budgetExceeded, CAPACITY_RETRY_AFTER_SECONDS, capacityReached, CONCURRENCY_RETRY_AFTER_SECONDS, concurrencyLimitReached } from './outbound-call-errors';
 import { callIdParam, placeCallBody, PlaceCallBodyDto } from './outbound-call-requests.schema';
 import { OutboundCallService } from './outbound-call.service';
 
@@ -34,9 +34,10 @@ export class OutboundCallsController {
       'The agent sees `variables` as {{call.params.NAME}} and the detection verdict as {{call.answeredBy}}. ' +
       'With machineDetection `DetectMessageEnd`, a machine that answers gets the voicemail (`voicemail`, else the agent config\'s) after its beep, and the call ends `voicemail_left`; ' +
       'a voicemail with any other detection mode is a 400 (`voicemail_needs_detect_message_end`). ' +
-      '429 (`concurrency_limit`, with Retry-After) when the organization is at its concurrency limit; 402 (`budget_exceeded`) when it spent its monthly budget and chose a hard limit; 502 (`twilio_error`) when Twilio refused, the call is then recorded as failed.',
+      '429 (`concurrency_limit`, with Retry-After) when the organization is at its concurrency limit; 402 (`budget_exceeded`) when it spent its monthly budget and chose a hard limit; 502 (`twilio_error`) when Twilio refused, the call is then recorded as failed; ' +
+      '503 (`capacity`, with Retry-After) when this server\'s inference workers are planned full (INFERENCE_MAX_UTILISATION).',
   })
-  @ApiErrors(400, 402, 403, 429, 502)
+  @ApiErrors(400, 402, 403, 429, 502, 503)
   async place(
     @Principal() principal: ApiPrincipal,
     @Body(new ZodValidationPipe(placeCallBody)) body: PlaceCallBodyDto,
@@ -45,6 +46,10 @@ export class OutboundCallsController {
     const outcome = await this.outbound.place(principal.organizationId, body);
     if (!outcome.placed) {
       if (outcome.refusal.reason === 'budget_exceeded') throw budgetExceeded(outcome.refusal.budget);
+      if (outcome.refusal.reason === 'capacity') {
+        response.setHeader('Retry-After', String(CAPACITY_RETRY_AFTER_SECONDS));
+        throw capacityReached(outcome.refusal.capacity);
+      }
       response.setHeader('Retry-After', String(CONCURRENCY_RETRY_AFTER_SECONDS));
       throw concurrencyLimitReached(outcome.refusal.snapshot);
     }

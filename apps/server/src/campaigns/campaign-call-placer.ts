@@ -41,6 +41,7 @@ export class CampaignCallPlacer {
       const outcome = await this.outbound.place(campaign.organizationId, callBody(campaign, contact), { contactId: contact.id, attempt: contact.attempt });
       if (outcome.placed) return { kind: 'placed' };
       if (outcome.refusal.reason === 'budget_exceeded') return { kind: 'pause', reason: 'budget_exceeded' };
+      // Over the concurrency limit or this instance's inference capacity: both free up as calls end.
       return { kind: 'retry_later', delayMs: CONCURRENCY_RETRY_DELAY_MS, stopsOthers: true };
     } catch (error) {
       return this.failed(campaign, contact, error);

@@ -6,6 +6,7 @@ import type { InferenceDevice } from '@switchboard/inference/contracts';
 import { PinoLogger } from 'nestjs-pino';
 import { CallUsageRegistry } from '../usage/call-usage-registry';
 import { InferenceMetrics } from '../metrics/inference-metrics';
+import { InferenceCapacityService } from './capacity/inference-capacity.service';
 import { resolveModelPins } from './model-pins';
 
 /** What /health/ready says of local inference. */
@@ -36,6 +37,8 @@ export class InferenceService implements OnApplicationBootstrap, OnApplicationSh
     private readonly logger: PinoLogger,
     private readonly usage: CallUsageRegistry,
     @Optional() private readonly metrics?: InferenceMetrics,
+    /** Admission by capacity measures the batches' run time; absent where a test builds the service alone. */
+    @Optional() private readonly capacity?: InferenceCapacityService,
   ) {
     this.logger.setContext(InferenceService.name);
     this.models = new ModelRegistry({ modelsDir: config.inference.modelsDir });
@@ -88,12 +91,18 @@ export class InferenceService implements OnApplicationBootstrap, OnApplicationSh
       batchMaxDelayMs: this.config.inference.batchMaxDelayMs,
       // Each batch's run time is charged to the calls in it, by rows (GPU/CPU seconds in the cost ledger).
       usageSink: this.usage,
-      // Queue wait, run time and batch size per model (GET /metrics).
-      ...(this.metrics && { onBatch: this.metrics.batchRan }),
+      // Queue wait, run time and batch size per model (GET /metrics); run time per model for admission by capacity.
+      onBatch: (batch) => {
+        this.metrics?.batchRan(batch);
+        this.capacity?.batchRan(batch.model, batch.runMs);
+      },
       logger: { log: (message) => this.logger.info(message), warn: (message) => this.logger.warn(message) },
     });
     this.runtimePromise.then(
-      (runtime) => (this.started = runtime),
+      (runtime) => {
+        this.started = runtime;
+        this.capacity?.runtimeStarted(runtime.workerCount);
+      },
       (error: unknown) => (this.startError = error instanceof Error ? error.message : String(error)),
     );
     return this.runtimePromise;

@@ -35,7 +35,7 @@ export class CallMetrics {
     const registers = [metrics.registry];
     this.admissions = new Counter({
       name: 'switchboard_call_admissions_total',
-      help: 'Admission decisions: outcome "admitted", or the refusal reason (concurrency_limit, budget_exceeded). A Twilio retry of a refused webhook is decided, and counted, again.',
+      help: 'Admission decisions: outcome "admitted", or the refusal reason (concurrency_limit, budget_exceeded, capacity). A Twilio retry of a refused webhook is decided, and counted, again.',
       labelNames: ['direction', 'outcome'],
       registers,
     });

@@ -8,6 +8,7 @@ import { ApiKeyGuard, type ApiPrincipal } from '../auth/api-key.guard';
 import { Principal } from '../auth/principal.decorator';
 import { RequireScope } from '../auth/require-scope.decorator';
 import { concurrencyPolicyOf } from '../call-lifecycle/concurrency-policy';
+import { InferenceCapacityService } from '../inference/capacity/inference-capacity.service';
 import { ZodValidationPipe } from '../common/zod-validation.pipe';
 import { ApiErrors, ApiKeyAuthenticated, createApiDto, isoDateTime, uuid } from '../openapi/api-schemas';
 
@@ -33,9 +34,23 @@ const organizationSchema = z.strictObject({
   maxConcurrentCallsCap: z.number().int().describe("The operator's ceiling for this organization's limit (MAX_CONCURRENT_CALLS_CAP, or set per organization with the operator key)."),
   effectiveMaxConcurrentCalls: z.number().int().describe('The limit enforced now.'),
   activeCalls: z.number().int(),
-  refusedCallsLast24h: z.number().int().describe('Calls refused over the limit in the last 24 hours.'),
+  refusedCallsLast24h: z.number().int().describe('Calls refused in the last 24 hours (over the concurrency limit, the hard budget or the inference capacity).'),
   refusedCallsTotal: z.number().int(),
   recordingRetentionDays: z.number().int().nullable().describe('Days call recordings are kept; null: until deleted through the API.'),
+  inferenceCapacity: z
+    .strictObject({
+      state: z.enum(['measuring', 'measured']).describe('measuring: no cost per call measured yet on this instance, so calls are admitted; measured: admission by capacity applies.'),
+      workers: z.number().int().describe('Inference worker threads of the instance that answered (0 before its runtime starts).'),
+      maxUtilisation: z.number().describe('INFERENCE_MAX_UTILISATION: the share of the workers admission plans to fill.'),
+      utilisation: z.number().describe("Share of the workers' time their batches took over the last 30 s."),
+      liveCalls: z.number().int().describe('Calls in progress on this instance (every organization).'),
+      reservedCalls: z.number().int().describe('Calls admitted here whose media stream has not started yet.'),
+      costPerCall: z.number().nullable().describe('Worker-seconds per second one more call is predicted to cost; null while measuring.'),
+      predictedUtilisation: z.number().nullable().describe('The planned share with the live and reserved calls at that cost.'),
+      callsHeadroom: z.number().int().nullable().describe('More calls this instance admits now before refusing with reason `capacity`; null while measuring.'),
+      costPerCallSecond: z.record(z.string(), z.number()).describe('Measured worker-seconds per second of call, by local model.'),
+    })
+    .describe("The inference capacity of the server instance that answered (shared by every organization on it, and per instance behind a load balancer): a call is refused with reason `capacity` when it would take the predicted load past maxUtilisation."),
   budget: z.strictObject({
     monthlyBudgetMicros: z.number().int().nullable().describe('Null: no budget.'),
     monthlyBudget: z.string().nullable(),
@@ -47,7 +62,11 @@ const organizationSchema = z.strictObject({
   }),
 });
 class OrganizationDto extends createApiDto(organizationSchema) {}
-type OrganizationView = OrganizationCallUsage & { recordingRetentionDays: number | null; budget: z.infer<typeof organizationSchema>['budget'] };
+type OrganizationView = OrganizationCallUsage & {
+  recordingRetentionDays: number | null;
+  inferenceCapacity: z.infer<typeof organizationSchema>['inferenceCapacity'];
+  budget: z.infer<typeof organizationSchema>['budget'];
+};
 
 /** The API key's own organization: its concurrency limit and monthly budget, and how much of each is in use. */
 @ApiTags('Organization')
@@ -60,6 +79,7 @@ export class OrganizationController {
     private readonly organizations: OrganizationRepository,
     private readonly costs: CostRepository,
     private readonly recordings: CallRecordingRepository,
+    private readonly capacity: InferenceCapacityService,
   ) {}
 
   @Get()
@@ -105,6 +125,7 @@ export class OrganizationController {
     return {
       ...usage,
       recordingRetentionDays,
+      inferenceCapacity: this.capacity.snapshot(),
       budget: {
         monthlyBudgetMicros: budget.budgetMicros,
         monthlyBudget: budget.budgetMicros === null ? null : formatMicros(budget.budgetMicros),

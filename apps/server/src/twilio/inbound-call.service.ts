@@ -88,6 +88,11 @@ export class InboundCallService {
         this.logger.warn({ ...log, budgetMicros, spentMicros, currency }, 'inbound call refused: monthly budget spent (hard limit)');
         return rejectCallTwiml(LINE_UNAVAILABLE_MESSAGE);
       }
+      if (admission.reason === 'capacity') {
+        const { predictedUtilisation, maxUtilisation, liveCalls } = admission.capacity;
+        this.logger.warn({ ...log, predictedUtilisation, maxUtilisation, liveCalls }, 'inbound call refused: inference capacity of this instance reached (INFERENCE_MAX_UTILISATION)');
+        return rejectCallTwiml(ALL_AGENTS_BUSY_MESSAGE);
+      }
       const { limit, activeCalls } = admission.snapshot;
       this.logger.warn({ ...log, limit, activeCalls }, 'inbound call refused: concurrency limit reached');
       return rejectCallTwiml(ALL_AGENTS_BUSY_MESSAGE);

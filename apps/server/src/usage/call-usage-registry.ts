@@ -12,6 +12,7 @@ import { CallUsageMeter } from './call-usage-meter';
 export class CallUsageRegistry implements ComputeUsageSink {
   private readonly meters = new Map<string, CallUsageMeter>();
   private dropped = 0;
+  private readonly openedListeners: Array<() => void> = [];
 
   /** Idempotent: a second open returns the meter already counting. */
   open(callId: string): CallUsageMeter {
@@ -19,8 +20,19 @@ export class CallUsageRegistry implements ComputeUsageSink {
     if (meter === undefined) {
       meter = new CallUsageMeter();
       this.meters.set(callId, meter);
+      for (const listener of this.openedListeners) listener();
     }
     return meter;
+  }
+
+  /** Calls metered here now: the calls in progress on this instance. */
+  get openCalls(): number {
+    return this.meters.size;
+  }
+
+  /** Called when a call's meter opens here (its media stream started): inference capacity counts it live from then on. */
+  onCallOpened(listener: () => void): void {
+    this.openedListeners.push(listener);
   }
 
   meterFor(callId: string): CallUsageMeter | undefined {

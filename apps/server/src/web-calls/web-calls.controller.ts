@@ -5,7 +5,7 @@ import { agentIdParam } from '../agents-api/agent-requests.schema';
 import { ApiKeyGuard, type ApiPrincipal } from '../auth/api-key.guard';
 import { Principal } from '../auth/principal.decorator';
 import { RequireScope } from '../auth/require-scope.decorator';
-import { budgetExceeded, concurrencyLimitReached } from '../calls/outbound-call-errors';
+import { budgetExceeded, capacityReached, concurrencyLimitReached } from '../calls/outbound-call-errors';
 import { ZodValidationPipe } from '../common/zod-validation.pipe';
 import { ApiErrors, ApiKeyAuthenticated, createApiDto, isoDateTime, uuid } from '../openapi/api-schemas';
 import { WEB_CALL_AUDIO } from './web-call-protocol';
@@ -46,7 +46,7 @@ export class WebCallsController {
   @RequireScope('admin')
   @HttpCode(HttpStatus.CREATED)
   @ApiCreatedResponse({ type: WebCallDto })
-  @ApiErrors(400, 402, 403, 404)
+  @ApiErrors(400, 402, 403, 404, 503)
   async create(
     @Principal() principal: ApiPrincipal,
     @Param('id', new ZodValidationPipe(agentIdParam)) agentId: string,
@@ -55,6 +55,7 @@ export class WebCallsController {
     const outcome = await this.webCalls.create(principal.organizationId, agentId, body.variables ?? {});
     if (!outcome.admitted) {
       if (outcome.refusal.reason === 'budget_exceeded') throw budgetExceeded(outcome.refusal.budget);
+      if (outcome.refusal.reason === 'capacity') throw capacityReached(outcome.refusal.capacity);
       throw concurrencyLimitReached(outcome.refusal.snapshot);
     }
     return { callId: outcome.callId, token: outcome.token, expiresAt: outcome.expiresAt.toISOString(), url: outcome.url, audio: WEB_CALL_AUDIO };

@@ -4,6 +4,20 @@ import type { BUDGET_EXCEEDED_REASON, BudgetStatus } from '../billing/budgets';
 
 /** The reason stored on a refused call and its call_refusals row. */
 export const CONCURRENCY_LIMIT_REASON = 'concurrency_limit';
+/** Refused because this instance's inference workers are planned full (INFERENCE_MAX_UTILISATION). */
+export const CAPACITY_REASON = 'capacity';
+
+/** The inference capacity of the instance that refused a call for it. */
+export interface CapacityRefusalSnapshot {
+  workers: number;
+  maxUtilisation: number;
+  /** The workers' planned share with the calls live and reserved there (the refused call not counted). */
+  predictedUtilisation: number | null;
+  /** Worker-seconds per second one more call was predicted to cost: it did not fit. */
+  costPerCall: number | null;
+  liveCalls: number;
+  reservedCalls: number;
+}
 
 /** The deployment's settings that an organization's own concurrency limit is read against. */
 export interface ConcurrencyPolicy {
@@ -71,7 +85,8 @@ export function isOverLimit(snapshot: ConcurrencySnapshot): boolean {
 /** Why a call was turned away, with the numbers that decided it. */
 export type Refusal =
   | { reason: typeof CONCURRENCY_LIMIT_REASON; snapshot: ConcurrencySnapshot }
-  | { reason: typeof BUDGET_EXCEEDED_REASON; budget: BudgetStatus & { currency: string } };
+  | { reason: typeof BUDGET_EXCEEDED_REASON; budget: BudgetStatus & { currency: string } }
+  | { reason: typeof CAPACITY_REASON; capacity: CapacityRefusalSnapshot };
 
 export interface RefusalInput {
   organizationId: string;

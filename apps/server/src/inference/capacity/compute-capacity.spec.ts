@@ -1,0 +1,102 @@
+import { ComputeCapacity } from './compute-capacity';
+
+/** A capacity meter on a hand-driven clock. */
+function meter(options: { maxUtilisation?: number; workers?: number } = {}) {
+  let nowMs = 0;
+  const capacity = new ComputeCapacity({ maxUtilisation: options.maxUtilisation ?? 0.8, now: () => nowMs });
+  capacity.setWorkers(options.workers ?? 2);
+  /** `seconds` of wall time with `calls` live, each call costing `perCall` worker-seconds per second of `model`. */
+  const live = (seconds: number, calls: number, perCall: Record<string, number>): void => {
+    capacity.tick(calls);
+    for (let s = 0; s < seconds; s++) {
+      for (const [model, cost] of Object.entries(perCall)) capacity.batchRan(model, calls * cost * 1000);
+      nowMs += 1000;
+      capacity.tick(calls);
+    }
+  };
+  return { capacity, live, advance: (ms: number) => (nowMs += ms) };
+}
+
+describe('ComputeCapacity', () => {
+  it('admits every call while nothing is measured, and says so', () => {
+    const { capacity } = meter();
+    for (let i = 0; i < 50; i++) expect(capacity.tryAdmit()).toEqual({ admitted: true });
+    expect(capacity.snapshot()).toMatchObject({ state: 'measuring', costPerCall: null, callsHeadroom: null, reservedCalls: 50 });
+  });
+
+  it('measures each model\'s cost per call-second from batch run time over call-seconds', () => {
+    const { capacity, live } = meter();
+    live(20, 4, { 'whisper-base.en': 0.1, 'silero-vad-v5': 0.002 });
+    const snapshot = capacity.snapshot();
+    expect(snapshot.state).toBe('measured');
+    expect(snapshot.costPerCallSecond['whisper-base.en']).toBeCloseTo(0.1, 6);
+    expect(snapshot.costPerCallSecond['silero-vad-v5']).toBeCloseTo(0.002, 6);
+    expect(snapshot.costPerCall).toBeCloseTo(0.102, 6);
+    // 4 calls x 0.102 over 2 workers.
+    expect(snapshot.utilisation).toBeCloseTo(0.204, 2);
+  });
+
+  it('refuses the call that would take the predicted load past maxUtilisation, counting live and reserved calls', () => {
+    const { capacity, live } = meter({ maxUtilisation: 0.8, workers: 2 });
+    // 0.2 worker-seconds per call-second: 2 workers x 0.8 carry 8 calls.
+    live(20, 4, { asr: 0.2 });
+    expect(capacity.snapshot().callsHeadroom).toBe(4);
+    for (let i = 0; i < 4; i++) expect(capacity.tryAdmit().admitted).toBe(true);
+    const refused = capacity.tryAdmit();
+    expect(refused.admitted).toBe(false);
+    if (refused.admitted) return;
+    expect(refused.snapshot).toMatchObject({ liveCalls: 4, reservedCalls: 4, callsHeadroom: 0, predictedUtilisation: 0.8 });
+  });
+
+  it('turns a reservation into a live call when its stream starts, and lets an unclaimed one lapse', () => {
+    const { capacity, live, advance } = meter({ maxUtilisation: 0.8, workers: 2 });
+    live(20, 7, { asr: 0.2 });
+    expect(capacity.tryAdmit().admitted).toBe(true);
+    expect(capacity.tryAdmit().admitted).toBe(false);
+    // The stream started: the meter count (tick) takes over from the reservation.
+    capacity.callStarted();
+    capacity.tick(8);
+    expect(capacity.snapshot()).toMatchObject({ liveCalls: 8, reservedCalls: 0, callsHeadroom: 0 });
+    capacity.tick(7);
+    expect(capacity.tryAdmit().admitted).toBe(true);
+    // This one never streams here: after 60 s its place is free again.
+    advance(60_000);
+    capacity.tick(7);
+    expect(capacity.snapshot().reservedCalls).toBe(0);
+    expect(capacity.tryAdmit().admitted).toBe(true);
+  });
+
+  it('keeps the last measured costs when the calls end, so the next burst is judged by them', () => {
+    const { capacity, live } = meter({ maxUtilisation: 0.5, workers: 1 });
+    live(20, 2, { asr: 0.1 });
+    live(60, 0, {});
+    expect(capacity.snapshot()).toMatchObject({ state: 'measured', utilisation: 0, liveCalls: 0 });
+    const admitted = Array.from({ length: 10 }, () => capacity.tryAdmit().admitted).filter(Boolean).length;
+    expect(admitted).toBe(5);
+  });
+
+  it('follows a change of cost within the window', () => {
+    const { capacity, live } = meter();
+    live(30, 4, { asr: 0.2 });
+    live(30, 4, { asr: 0.05 });
+    expect(capacity.snapshot().costPerCallSecond['asr']).toBeCloseTo(0.05, 3);
+  });
+
+  it('always takes a call when none is live or reserved, even one costing more than the planned share', () => {
+    const { capacity, live } = meter({ maxUtilisation: 0.1, workers: 1 });
+    // One call costs 0.3 of the worker: over the planned 0.1 on its own.
+    live(20, 1, { asr: 0.3 });
+    expect(capacity.tryAdmit().admitted).toBe(false);
+    live(1, 0, {});
+    expect(capacity.snapshot().callsHeadroom).toBe(1);
+    expect(capacity.tryAdmit().admitted).toBe(true);
+    expect(capacity.tryAdmit().admitted).toBe(false);
+  });
+
+  it('never refuses before the runtime has workers', () => {
+    const { capacity, live } = meter({ workers: 0 });
+    live(20, 4, { asr: 0.5 });
+    for (let i = 0; i < 20; i++) expect(capacity.tryAdmit().admitted).toBe(true);
+    expect(capacity.snapshot()).toMatchObject({ state: 'measuring', callsHeadroom: null });
+  });
+});
