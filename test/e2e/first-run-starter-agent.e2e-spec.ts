@@ -8,12 +8,10 @@
  * browser call to it is admitted and greets the caller (local Whisper loaded, Flite speaking).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { readdir, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
-import { writeWhisperStandIn } from '@switchboard/inference/stand-in-models';
-import { freeLoopbackPort, HubFileServer, type HubFixtureFile } from '@switchboard/testing';
-import { runModelsCommand } from '../../apps/cli/src/models.command';
+import { join } from 'node:path';
+import { freeLoopbackPort } from '@switchboard/testing';
+import { installWhisperStandIn } from '../../apps/cli/src/bench/capacity/whisper-stand-in-install';
 import { createScratchDatabase, type ScratchDatabase } from '../support/database';
 import { ServerFromSource } from '../support/server-from-source';
 import { WebCallClient } from '../support/web-call-client';
@@ -21,8 +19,6 @@ import { WebCallClient } from '../support/web-call-client';
 jest.setTimeout(300_000);
 
 const LINK_LINE = /first run: open http:\/\/localhost:\d+\/#\/first-run\/([A-Za-z0-9_-]+) to sign in/;
-const WHISPER_REPO = 'onnx-community/whisper-base.en';
-const WHISPER_REVISION = 'fd8ac034a560b217176fae5215ca3fe05c9140f3';
 const OPENAI_API_KEY = 'sk-test-first-run-starter-agent-000000';
 
 interface AgentSummary {
@@ -37,20 +33,6 @@ async function waitFor(condition: () => boolean, timeoutMs: number, what: string
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; the server printed:\n${output().slice(-3000)}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-}
-
-/** Stand-in Whisper files at the real repository's paths, served the way the Hub serves them. */
-async function whisperOnHub(folder: string): Promise<HubFixtureFile[]> {
-  await writeWhisperStandIn(folder);
-  const files: HubFixtureFile[] = [];
-  for (const entry of await readdir(folder, { recursive: true, withFileTypes: true })) {
-    if (!entry.isFile()) continue;
-    const path = relative(folder, join(entry.parentPath, entry.name));
-    files.push({ repo: WHISPER_REPO, revision: WHISPER_REVISION, path, content: await readFile(join(folder, path)), lfs: path.endsWith('.onnx') });
-  }
-  // The catalog lists it; the recogniser does not read it.
-  files.push({ repo: WHISPER_REPO, revision: WHISPER_REVISION, path: 'tokenizer_config.json', content: Buffer.from('{}\n') });
-  return files;
 }
 
 describe('first run: the echo agent, and a pipeline agent once there are engines for one (e2e, the server as its own process)', () => {
@@ -121,16 +103,7 @@ describe('first run: the echo agent, and a pipeline agent once there are engines
     emptyModelsDir = folder('no-models');
     modelsDir = folder('models');
     // `npm run models -- pull whisper-base.en`, from a Hub-like server with stand-in bytes.
-    const hub = new HubFileServer({ files: await whisperOnHub(join(folder('stand-in'), 'whisper')) });
-    await hub.start();
-    try {
-      const lines: string[] = [];
-      const io = { out: (line: string) => lines.push(line), err: (line: string) => lines.push(line) };
-      const code = await runModelsCommand(['pull', 'whisper-base.en'], { MODELS_DIR: modelsDir, HF_ENDPOINT: hub.url }, io, { retries: 0 });
-      expect({ code, lines }).toMatchObject({ code: 0 });
-    } finally {
-      await hub.stop();
-    }
+    expect(await installWhisperStandIn(modelsDir, 'small')).toMatchObject({ code: 0 });
   });
 
   afterAll(async () => {

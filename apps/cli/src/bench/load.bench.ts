@@ -12,7 +12,6 @@
  * 1,50,100` picks the levels; `--workers N` the server's WORKERS (default: its own, one per core);
  * `--server-node-args '--cpu-prof --cpu-prof-dir=DIR'` profiles the server; `--check` applies the targets.
  */
-import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,6 +19,7 @@ import { join } from 'node:path';
 import { freeLoopbackPort } from '@switchboard/testing';
 import { Client } from 'pg';
 import { distribution } from './latency/latency-stats';
+import { startBenchEnginesProcess } from './load/bench-engines-process';
 import { benchAgentConfig, DEFAULT_LEVELS, TARGETS } from './load/load-settings';
 import { loadUtterances, runLevel, type LevelOutcome } from './load/load-driver';
 import { ServerProcess, type ProcessSample } from './load/server-process';
@@ -84,15 +84,6 @@ function parseOptions(argv: string[]): Options {
   return options;
 }
 
-
-async function startEngines(): Promise<{ child: ChildProcess; baseUrl: string }> {
-  const child = fork(join(__dirname, 'load', 'bench-engines.main.ts'), [], { execArgv: ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register'] });
-  const baseUrl = await new Promise<string>((resolve, reject) => {
-    child.once('message', (message: { baseUrl: string }) => resolve(message.baseUrl));
-    child.once('exit', (code) => reject(new Error(`the fake engines exited (code ${code})`)));
-  });
-  return { child, baseUrl };
-}
 
 /** A database of the run's own on the given server, dropped afterwards. */
 async function scratchDatabase(serverUrl: string): Promise<{ url: string; drop: () => Promise<void> }> {
@@ -173,7 +164,7 @@ function report(outcome: LevelOutcome, records: ServerRecords, cpu: { before: Pr
 async function main(): Promise<void> {
   const options = parseOptions(process.argv.slice(2));
   const utterances = loadUtterances();
-  const engines = await startEngines();
+  const engines = await startBenchEnginesProcess();
   const database = options.databaseUrl ? await scratchDatabase(options.databaseUrl) : undefined;
   const dataDir = mkdtempSync(join(tmpdir(), 'switchboard-load-'));
   const port = await freeLoopbackPort();

@@ -42,10 +42,10 @@ function seeded(seed: number): () => number {
 }
 
 /**
- * Places `count` calls against the server, `ARRIVAL_SPACING_MS` apart, all driven by one 20 ms
+ * Places `count` calls against the server, `arrivalSpacingMs` apart (default ARRIVAL_SPACING_MS), all driven by one 20 ms
  * clock in this process. Resolves once every call has hung up (or failed).
  */
-export async function runLevel(count: number, target: CallTarget, utterances: readonly ScriptedUtterance[]): Promise<LevelOutcome> {
+export async function runLevel(count: number, target: CallTarget, utterances: readonly ScriptedUtterance[], arrivalSpacingMs = ARRIVAL_SPACING_MS): Promise<LevelOutcome> {
   const random = seeded(count * 7919);
   const silencePayload = Buffer.alloc(FRAME_BYTES, 0xff).toString('base64');
   const calls = Array.from({ length: count }, (_, index) => {
@@ -74,7 +74,7 @@ export async function runLevel(count: number, target: CallTarget, utterances: re
   clock();
   await Promise.all(
     calls.map(async (call, index) => {
-      await new Promise((resolve) => setTimeout(resolve, index * ARRIVAL_SPACING_MS));
+      await new Promise((resolve) => setTimeout(resolve, index * arrivalSpacingMs));
       await call.connect();
       active.add(call);
       await call.done;

@@ -38,8 +38,10 @@ export interface ScaledCallOutcome {
   /** Runs of inserted silence inside replies, and their total length. */
   gaps: number;
   gapMs: number;
-  /** Why the call failed, if it did (webhook refused, socket lost). */
+  /** Why the call failed, if it did (webhook error, socket lost). */
   error?: string;
+  /** What the caller heard when the server turned the call away politely (at a limit); not a failure. */
+  refused?: string;
 }
 
 type Phase = 'dialing' | 'streaming' | 'done';
@@ -77,6 +79,7 @@ export class ScaledCall {
   private framesSent = 0;
   private framesReceived = 0;
   private error: string | undefined;
+  private refused: string | undefined;
   private readonly finished: Promise<void>;
   private finish!: () => void;
 
@@ -110,6 +113,10 @@ export class ScaledCall {
       });
       const twiml = parseTwiml(await response.text());
       this.answerMs = performance.now() - dialledAt;
+      if (response.status === 200 && twiml.rejected && twiml.hangup) {
+        this.refused = twiml.sayText;
+        return this.end();
+      }
       if (response.status !== 200 || !twiml.stream) throw new Error(`voice webhook answered ${response.status}${twiml.sayText ? `: ${twiml.sayText}` : ''}`);
       const stream = twiml.stream;
       this.callId = stream.parameters['callId'] ?? null;
@@ -178,6 +185,7 @@ export class ScaledCall {
       gaps: this.gaps,
       gapMs: (this.gapSamples / 8),
       ...(this.error === undefined ? {} : { error: this.error }),
+      ...(this.refused === undefined ? {} : { refused: this.refused }),
     };
   }
 

@@ -75,11 +75,28 @@ describe('ComputeCapacity', () => {
     expect(admitted).toBe(5);
   });
 
-  it('follows a change of cost within the window', () => {
+  it('follows a rise in cost at once, and a fall only once the higher estimate is a minute old', () => {
     const { capacity, live } = meter();
-    live(30, 4, { asr: 0.2 });
     live(30, 4, { asr: 0.05 });
+    live(30, 4, { asr: 0.2 });
+    expect(capacity.snapshot().costPerCallSecond['asr']).toBeCloseTo(0.2, 3);
+    // Cheaper again: for a minute admission still plans with the higher cost...
+    live(45, 4, { asr: 0.05 });
+    expect(capacity.snapshot().costPerCallSecond['asr']).toBeGreaterThan(0.1);
+    // ...then with the new one (once the 30 s window has no old run in it and a minute has passed).
+    live(60, 4, { asr: 0.05 });
     expect(capacity.snapshot().costPerCallSecond['asr']).toBeCloseTo(0.05, 3);
+  });
+
+  it('does not read a ramp of arriving calls as cheaper calls', () => {
+    const { capacity, live } = meter({ maxUtilisation: 0.8, workers: 2 });
+    live(30, 4, { asr: 0.2 });
+    expect(capacity.snapshot().callsHeadroom).toBe(4);
+    // Four more calls arrive: live at once, silent for their first seconds (no compute yet).
+    capacity.tick(8);
+    live(5, 8, { asr: 0.1 });
+    expect(capacity.snapshot().costPerCallSecond['asr']).toBeCloseTo(0.2, 3);
+    expect(capacity.snapshot().callsHeadroom).toBe(0);
   });
 
   it('always takes a call when none is live or reserved, even one costing more than the planned share', () => {
