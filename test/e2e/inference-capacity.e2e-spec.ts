@@ -9,26 +9,30 @@ import { eventually, startTestServer, type TestServer } from '../support/test-se
 const API_KEY_SECRET = 'inference-capacity-openai-key';
 const FAKE_API_KEY = 'sk-fake-capacity';
 /**
- * One inference worker planned to 10% of its time: a few calls' Silero VAD fills that on any machine
- * (one call's VAD, in batches of one, measured 1.6-1.7% of a worker on this 2-core machine), so
- * calls are refused after a few and the test stays small. The rule is the same at the default 0.8
- * with heavier local models (bench:load --local-asr).
+ * One inference worker planned to 5% of its time. These callers' agents use remote engines, so the
+ * only local model is the Silero VAD, a streaming model (every call feeds it 31 windows a second):
+ * it counts by the load it measurably puts on the worker (a lone call's ~1.6 %, less per call as
+ * batches grow), so calls are admitted until that load passes 5 %, a dozen or so here.
  */
-const MAX_UTILISATION = 0.1;
+const MAX_UTILISATION = 0.05;
 /** Far more calls than the planned share can take: the loop must end in a refusal well before. */
-const MOST_CALLS = 40;
+const MOST_CALLS = 80;
+/** Between dials: the streaming load is measured over 5 s, so calls are added at a pace it can follow. */
+const DIAL_GAP_MS = 400;
 
 interface Capacity {
   state: 'measuring' | 'measured';
   workers: number;
   maxUtilisation: number;
   utilisation: number;
+  streamingUtilisation: number;
   liveCalls: number;
   reservedCalls: number;
   costPerCall: number | null;
   predictedUtilisation: number | null;
   callsHeadroom: number | null;
   costPerCallSecond: Record<string, number>;
+  streamingModels: string[];
 }
 
 /**
@@ -83,20 +87,25 @@ describe('admission by inference capacity (e2e)', () => {
     expect((await dial()).rejected).toBe(false);
     // Ten call-seconds of the first call measure its cost.
     const measured = await eventually(capacity, (value) => value.state === 'measured', 25_000);
-    expect(measured).toMatchObject({ workers: 1, liveCalls: 1 });
+    // The VAD is a streaming model: no per-turn cost to price a call with, and no bound while its load is under the share.
+    expect(measured).toMatchObject({ workers: 1, liveCalls: 1, streamingModels: ['silero-vad-v5'], costPerCall: null, callsHeadroom: null });
     expect(measured.costPerCallSecond['silero-vad-v5']).toBeGreaterThan(0);
-    expect(measured.callsHeadroom).toBeGreaterThanOrEqual(0);
+    expect(measured.streamingUtilisation).toBeGreaterThan(0);
+    expect(measured.streamingUtilisation).toBeLessThan(MAX_UTILISATION);
 
-    // Calls until the first refusal.
-    let refused: Awaited<ReturnType<typeof dial>> | undefined;
-    for (let attempt = 0; attempt < MOST_CALLS && refused === undefined; attempt++) {
+    // Calls until the first refusal, then on until three: the load the admitted ones add keeps it
+    // clearly past the share (right at it, the VAD's measured load wavers by a few tenths of a percent).
+    const refusals: Array<Awaited<ReturnType<typeof dial>>> = [];
+    for (let attempt = 0; attempt < MOST_CALLS && refusals.length < 3; attempt++) {
       const outcome = await dial();
-      if (outcome.rejected) refused = outcome;
+      if (outcome.rejected) refusals.push(outcome);
+      await new Promise((resolve) => setTimeout(resolve, DIAL_GAP_MS));
     }
-    expect(refused).toBeDefined();
+    const refused = refusals[0];
+    expect(refusals).toHaveLength(3);
     // Refused by the rule, with calls live (an idle instance always takes one).
     expect(live.length).toBeGreaterThanOrEqual(2);
-    console.log(`inference capacity e2e: ${live.length} calls admitted before the refusal`);
+    console.log(`inference capacity e2e: ${live.length} calls admitted, ${refusals.length} refused`);
     expect(refused?.sayText).toBe(ALL_AGENTS_BUSY_MESSAGE);
     const stored = await prisma.call.findUniqueOrThrow({ where: { twilioCallSid: refused!.call.parties.callSid } });
     expect(stored).toMatchObject({ direction: 'inbound', endReason: 'capacity', agentId });
@@ -110,20 +119,22 @@ describe('admission by inference capacity (e2e)', () => {
     const web = await server.api(`/v1/agents/${agentId}/web-calls`, { method: 'POST', body: {} });
     expect(web.status).toBe(503);
     expect(web.body).toMatchObject({ code: 'capacity', maxUtilisation: MAX_UTILISATION, workers: 1, retryAfterSeconds: 30 });
-    expect(web.body.predictedUtilisation + web.body.costPerCall / web.body.workers).toBeGreaterThan(MAX_UTILISATION);
+    // What refused it: the VAD's measured load on the worker past the planned share.
+    expect(web.body.predictedUtilisation).toBeGreaterThan(MAX_UTILISATION);
 
     const text = await metrics();
-    expect(sample(text, 'switchboard_call_admissions_total{direction="inbound",outcome="capacity"}')).toBe(1);
+    expect(sample(text, 'switchboard_call_admissions_total{direction="inbound",outcome="capacity"}')).toBe(refusals.length);
     expect(sample(text, 'switchboard_call_admissions_total{direction="web",outcome="capacity"}')).toBe(1);
-    expect(sample(text, 'switchboard_inference_headroom_calls')).toBeGreaterThanOrEqual(0);
+    expect(sample(text, 'switchboard_inference_headroom_calls')).toBe(0);
     expect(sample(text, 'switchboard_inference_max_utilisation')).toBe(MAX_UTILISATION);
     expect(sample(text, 'switchboard_inference_cost_per_call_second{model="silero-vad-v5"}')).toBeGreaterThan(0);
     expect(sample(text, 'switchboard_inference_utilisation')).toBeGreaterThan(0);
 
-    // Two callers hang up: once their meters close, there is room again.
-    for (const call of live.splice(0, 2)) await call.hangup();
-    const roomy = await eventually(capacity, (value) => (value.callsHeadroom ?? 0) >= 1, 10_000);
-    expect(roomy.callsHeadroom).toBeGreaterThanOrEqual(1);
+    // All callers but one hang up (fewer calls batch less, so each costs more): once the VAD's load is
+    // back under the share, calls are admitted again.
+    for (const call of live.splice(0, live.length - 1)) await call.hangup();
+    const roomy = await eventually(capacity, (value) => value.streamingUtilisation < MAX_UTILISATION * 0.9, 15_000);
+    expect(roomy.streamingUtilisation).toBeLessThan(MAX_UTILISATION);
     expect((await dial()).rejected).toBe(false);
-  }, 90_000);
+  }, 120_000);
 });

@@ -94,7 +94,7 @@ export class InferenceService implements OnApplicationBootstrap, OnApplicationSh
       // Queue wait, run time and batch size per model (GET /metrics); run time per model for admission by capacity.
       onBatch: (batch) => {
         this.metrics?.batchRan(batch);
-        this.capacity?.batchRan(batch.model, batch.runMs);
+        this.capacity?.batchRan(batch.model, batch.runMs, batch.rows);
       },
       logger: { log: (message) => this.logger.info(message), warn: (message) => this.logger.warn(message) },
     });

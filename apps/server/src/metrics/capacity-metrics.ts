@@ -31,7 +31,7 @@ export class CapacityMetrics {
     });
     new Gauge({
       name: 'switchboard_inference_headroom_calls',
-      help: 'More calls this process would admit now at the measured cost per call; -1 while no cost is measured yet (every call is admitted).',
+      help: 'More calls this process would admit now at the measured cost per call; -1 while no cost is measured yet (every call is admitted), or while only streaming models (the VAD) run and their load is under the share.',
       registers,
       collect() {
         this.set(capacity.snapshot().callsHeadroom ?? -1);
@@ -39,7 +39,7 @@ export class CapacityMetrics {
     });
     new Gauge({
       name: 'switchboard_inference_cost_per_call_second',
-      help: 'Measured worker-seconds each second of a call costs, by model (batching and the agents\' mix included).',
+      help: 'Measured worker-seconds each second of a call costs over the last 30 s, by model (batching and the agents\' mix included).',
       labelNames: ['model'],
       registers,
       collect() {

@@ -43,12 +43,14 @@ const organizationSchema = z.strictObject({
       workers: z.number().int().describe('Inference worker threads of the instance that answered (0 before its runtime starts).'),
       maxUtilisation: z.number().describe('INFERENCE_MAX_UTILISATION: the share of the workers admission plans to fill.'),
       utilisation: z.number().describe("Share of the workers' time their batches took over the last 30 s."),
+      streamingUtilisation: z.number().describe('Share the streaming models (fed by every call continuously, e.g. the VAD) took over the last 5 s: counted as measured, not priced per call.'),
       liveCalls: z.number().int().describe('Calls in progress on this instance (every organization).'),
       reservedCalls: z.number().int().describe('Calls admitted here whose media stream has not started yet.'),
-      costPerCall: z.number().nullable().describe('Worker-seconds per second one more call is predicted to cost; null while measuring.'),
-      predictedUtilisation: z.number().nullable().describe('The planned share with the live and reserved calls at that cost.'),
-      callsHeadroom: z.number().int().nullable().describe('More calls this instance admits now before refusing with reason `capacity`; null while measuring.'),
+      costPerCall: z.number().nullable().describe('Worker-seconds per second one more call is predicted to cost (the per-turn models: ASR, TTS, turn model, LLM); null while measuring or when none ran.'),
+      predictedUtilisation: z.number().nullable().describe('The streaming load plus the live and reserved calls at costPerCall.'),
+      callsHeadroom: z.number().int().nullable().describe('More calls this instance admits now before refusing with reason `capacity`; null while measuring, or while only streaming models run and their load is under maxUtilisation.'),
       costPerCallSecond: z.record(z.string(), z.number()).describe('Measured worker-seconds per second of call, by local model.'),
+      streamingModels: z.array(z.string()).describe('Models every call feeds continuously (e.g. silero-vad-v5).'),
     })
     .describe("The inference capacity of the server instance that answered (shared by every organization on it, and per instance behind a load balancer): a call is refused with reason `capacity` when it would take the predicted load past maxUtilisation."),
   budget: z.strictObject({

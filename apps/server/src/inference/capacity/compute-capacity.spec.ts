@@ -79,13 +79,13 @@ describe('ComputeCapacity', () => {
     const { capacity, live } = meter();
     live(30, 4, { asr: 0.05 });
     live(30, 4, { asr: 0.2 });
-    expect(capacity.snapshot().costPerCallSecond['asr']).toBeCloseTo(0.2, 3);
+    expect(capacity.snapshot().costPerCall).toBeCloseTo(0.2, 3);
     // Cheaper again: for a minute admission still plans with the higher cost...
     live(45, 4, { asr: 0.05 });
-    expect(capacity.snapshot().costPerCallSecond['asr']).toBeGreaterThan(0.1);
+    expect(capacity.snapshot().costPerCall).toBeGreaterThan(0.1);
     // ...then with the new one (once the 30 s window has no old run in it and a minute has passed).
     live(60, 4, { asr: 0.05 });
-    expect(capacity.snapshot().costPerCallSecond['asr']).toBeCloseTo(0.05, 3);
+    expect(capacity.snapshot().costPerCall).toBeCloseTo(0.05, 3);
   });
 
   it('does not read a ramp of arriving calls as cheaper calls', () => {
@@ -95,7 +95,7 @@ describe('ComputeCapacity', () => {
     // Four more calls arrive: live at once, silent for their first seconds (no compute yet).
     capacity.tick(8);
     live(5, 8, { asr: 0.1 });
-    expect(capacity.snapshot().costPerCallSecond['asr']).toBeCloseTo(0.2, 3);
+    expect(capacity.snapshot().costPerCall).toBeCloseTo(0.2, 3);
     expect(capacity.snapshot().callsHeadroom).toBe(0);
   });
 
@@ -108,6 +108,55 @@ describe('ComputeCapacity', () => {
     expect(capacity.snapshot().callsHeadroom).toBe(1);
     expect(capacity.tryAdmit().admitted).toBe(true);
     expect(capacity.tryAdmit().admitted).toBe(false);
+  });
+
+  it('counts a streaming model (fed by every call continuously) by its measured load, not priced per call', () => {
+    let nowMs = 0;
+    const capacity = new ComputeCapacity({ maxUtilisation: 0.5, now: () => nowMs });
+    capacity.setWorkers(1);
+    /** `seconds` with `calls` live, their VAD in batches of all calls' windows at `msPerBatch` each (31 batches a second). */
+    const vad = (seconds: number, calls: number, msPerBatch: number): void => {
+      capacity.tick(calls);
+      for (let s = 0; s < seconds; s++) {
+        for (let batch = 0; batch < 31; batch++) capacity.batchRan('silero-vad-v5', msPerBatch, calls);
+        nowMs += 1000;
+        capacity.tick(calls);
+      }
+    };
+    // One call: 0.3 ms a window, 0.0093 of the worker. Pricing calls with it would plan 53 calls.
+    vad(20, 1, 0.3);
+    expect(capacity.snapshot()).toMatchObject({ state: 'measured', streamingModels: ['silero-vad-v5'], costPerCall: null, callsHeadroom: null });
+    expect(capacity.snapshot().costPerCallSecond['silero-vad-v5']).toBeCloseTo(0.0093, 4);
+    // A burst of 200 admitted together is not refused for the lone call's VAD cost.
+    for (let i = 0; i < 200; i++) expect(capacity.tryAdmit().admitted).toBe(true);
+    // 200 calls batch their windows: 2 ms a batch of 200, 0.062 of the worker, far from the share.
+    vad(10, 200, 2);
+    expect(capacity.snapshot().streamingUtilisation).toBeCloseTo(0.062, 3);
+    expect(capacity.tryAdmit().admitted).toBe(true);
+    // The VAD itself fills the worker past the share: refused, headroom 0.
+    vad(6, 400, 20);
+    expect(capacity.snapshot().streamingUtilisation).toBeCloseTo(0.62, 2);
+    expect(capacity.tryAdmit().admitted).toBe(false);
+    expect(capacity.snapshot().callsHeadroom).toBe(0);
+  });
+
+  it('adds the per-turn models\' cost per call to the streaming load', () => {
+    let nowMs = 0;
+    const capacity = new ComputeCapacity({ maxUtilisation: 0.8, now: () => nowMs });
+    capacity.setWorkers(1);
+    capacity.tick(4);
+    for (let s = 0; s < 20; s++) {
+      for (let batch = 0; batch < 31; batch++) capacity.batchRan('silero-vad-v5', 1, 4); // 0.031 of the worker
+      capacity.batchRan('whisper-encoder', 4 * 100, 4); // 0.1 per call
+      nowMs += 1000;
+      capacity.tick(4);
+    }
+    const snapshot = capacity.snapshot();
+    expect(snapshot.costPerCall).toBeCloseTo(0.1, 6);
+    expect(snapshot.streamingUtilisation).toBeCloseTo(0.031, 3);
+    // (0.8 - 0.031) / 0.1 = 7.69: 7 calls, 4 live.
+    expect(snapshot.callsHeadroom).toBe(3);
+    expect(snapshot.predictedUtilisation).toBeCloseTo(0.431, 3);
   });
 
   it('never refuses before the runtime has workers', () => {

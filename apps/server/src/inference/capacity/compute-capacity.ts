@@ -6,15 +6,21 @@
  * Units: a worker does at most one batch at a time, so one worker busy for a whole second is 1
  * worker-second per second, and the instance's capacity is its worker count. A model's cost per
  * call-second is the run time of its batches over the window divided by the call-seconds lived on
- * this instance in that window (calls counted by their usage meters): batching is in it (a batch of
- * 8 calls' VAD chunks costs each call an eighth), and so is the agents' mix (calls whose agents use
- * remote engines cost only their VAD). A new call is predicted to cost the sum over the models, the
- * mean call as measured.
+ * this instance in that window (calls counted by their usage meters), so the agents' mix is in it
+ * (calls whose agents use remote engines cost only their VAD).
  *
- * Admission uses the highest estimate of the last minute, not the latest: while calls arrive, their
- * call-seconds count at once but their compute only from their first turn on (a caller speaks for
- * seconds before anything is transcribed), so the latest window reads low exactly when a burst is
- * being admitted. Measured on bench:capacity, the latest window let 10 calls in where 8 fit.
+ * Two kinds of model, priced differently:
+ * - Per-turn models (ASR, TTS, turn model, LLM) run a few times a second of call at most. A new call
+ *   is predicted to cost their summed cost per call-second, the mean call as measured, and admission
+ *   plans with the highest estimate of the last minute, not the latest: while calls arrive, their
+ *   call-seconds count at once but their compute only from their first turn (a caller speaks for
+ *   seconds before anything is transcribed), so the latest window reads low exactly when a burst is
+ *   being admitted (on bench:capacity it let 10 calls in where 8 fit).
+ * - Streaming models (fed every call continuously: Silero's 31 windows a second) batch more rows
+ *   as calls are added, so their cost per call at today's concurrency overstates the next call's
+ *   (a lone call's VAD ~0.015 of a worker, a call's among 100 ~0.002): pricing calls with it refused
+ *   4 of bench:load's 100 calls, which the server carries easily. They count by the load they
+ *   measurably put on the workers over the last few seconds.
  */
 
 export interface ComputeCapacityOptions {
@@ -45,17 +51,21 @@ export interface CapacitySnapshot {
   maxUtilisation: number;
   /** Share of the workers' time the batches took over the window, 0..1+. */
   utilisation: number;
+  /** Share the streaming models (those every call feeds continuously, e.g. the VAD) took over the last 5 s. */
+  streamingUtilisation: number;
   /** Calls with a meter open here, and calls admitted here whose stream has not started yet. */
   liveCalls: number;
   reservedCalls: number;
-  /** Worker-seconds per second one more call is predicted to cost (sum of costPerCallSecond). */
+  /** Worker-seconds per second one more call is predicted to cost: the per-turn models' costPerCallSecond summed; null if none ran. */
   costPerCall: number | null;
-  /** Predicted share of the workers with every live and reserved call at the measured cost. */
+  /** The streaming load plus every live and reserved call at costPerCall. */
   predictedUtilisation: number | null;
-  /** More calls admission would take now; null while measuring. */
+  /** More calls admission would take now; null while measuring, or while only streaming models ran and their load is under the share. */
   callsHeadroom: number | null;
   /** Each model's measured cost per call-second (worker-seconds per second of call). */
   costPerCallSecond: Record<string, number>;
+  /** Models every call feeds continuously (counted by their measured load, not priced per call). */
+  streamingModels: string[];
 }
 
 export type CapacityDecision = { admitted: true } | { admitted: false; snapshot: CapacitySnapshot };
@@ -63,11 +73,19 @@ export type CapacityDecision = { admitted: true } | { admitted: false; snapshot:
 interface Bucket {
   startMs: number;
   computeMsByModel: Map<string, number>;
+  rowsByModel: Map<string, number>;
   callMs: number;
 }
 
 const DEFAULT_WINDOW_MS = 30_000;
 const BUCKET_MS = 1_000;
+/**
+ * A model fed at least this many rows per second of call runs continuously for every call (Silero:
+ * 31.25 windows a second); per-turn models (ASR, TTS, turn model, LLM) are fed a few a second at most.
+ */
+const STREAMING_ROWS_PER_CALL_SECOND = 10;
+/** Streaming models are counted by what they took over this recent span (their batches follow the calls). */
+const STREAMING_SPAN_MS = 5_000;
 
 export class ComputeCapacity {
   private readonly windowMs: number;
@@ -75,9 +93,13 @@ export class ComputeCapacity {
   private readonly reservationTtlMs: number;
   private readonly now: () => number;
   private readonly buckets: Bucket[] = [];
-  /** The last window's costs that had enough call-seconds; kept when calls end, so the next burst is judged by them. */
+  /** Every model's cost per call-second in the last window with enough call-seconds (reported). */
   private costs = new Map<string, number>();
-  /** Recent estimates (per tick), for the highest of the last peakHoldMs. */
+  /** Models run continuously for every call (see STREAMING_ROWS_PER_CALL_SECOND). */
+  private streaming = new Set<string>();
+  /** The per-turn models' costs admission plans with: the highest estimate of the last peakHoldMs. */
+  private turnCosts = new Map<string, number>();
+  /** Recent per-turn estimates (per tick), for the highest of the last peakHoldMs. */
   private readonly estimates: Array<{ atMs: number; costs: Map<string, number>; total: number }> = [];
   private readonly peakHoldMs: number;
   private reservations: number[] = [];
@@ -99,10 +121,11 @@ export class ComputeCapacity {
     this.workers = workers;
   }
 
-  /** One batch's run on a worker (the runtime's onBatch). */
-  batchRan(model: string, runMs: number): void {
+  /** One batch's run on a worker (the runtime's onBatch): its run time and the rows (call streams) in it. */
+  batchRan(model: string, runMs: number, rows = 1): void {
     const bucket = this.currentBucket();
     bucket.computeMsByModel.set(model, (bucket.computeMsByModel.get(model) ?? 0) + runMs);
+    bucket.rowsByModel.set(model, (bucket.rowsByModel.get(model) ?? 0) + rows);
   }
 
   /**
@@ -126,32 +149,39 @@ export class ComputeCapacity {
     this.lastTickMs = now;
     this.liveCalls = liveCalls;
     while (this.buckets.length > 0 && (this.buckets[0] as Bucket).startMs + BUCKET_MS <= now - this.windowMs) this.buckets.shift();
-    const window = this.windowTotals();
+    const window = this.totals(this.buckets);
     if (window.callMs / 1000 >= this.minCallSeconds) {
       const costs = new Map<string, number>();
-      for (const [model, computeMs] of window.computeMsByModel) costs.set(model, computeMs / window.callMs);
-      this.estimates.push({ atMs: now, costs, total: [...costs.values()].reduce((sum, cost) => sum + cost, 0) });
+      const streaming = new Set<string>();
+      for (const [model, computeMs] of window.computeMsByModel) {
+        costs.set(model, computeMs / window.callMs);
+        if (((window.rowsByModel.get(model) ?? 0) * 1000) / window.callMs >= STREAMING_ROWS_PER_CALL_SECOND) streaming.add(model);
+      }
+      this.costs = costs;
+      this.streaming = streaming;
+      const turnCosts = new Map([...costs].filter(([model]) => !streaming.has(model)));
+      this.estimates.push({ atMs: now, costs: turnCosts, total: [...turnCosts.values()].reduce((sum, cost) => sum + cost, 0) });
     }
     while (this.estimates.length > 1 && (this.estimates[0] as { atMs: number }).atMs < now - this.peakHoldMs) this.estimates.shift();
     // The highest recent estimate; with none recent (no calls for a while), the last one measured.
     const peak = this.estimates.reduce<(typeof this.estimates)[number] | undefined>((best, estimate) => (best === undefined || estimate.total > best.total ? estimate : best), undefined);
-    if (peak) this.costs = peak.costs;
+    if (peak) this.turnCosts = peak.costs;
   }
 
   /**
-   * Admits one more call if, at the measured cost, every live and reserved call plus this one stays
-   * within maxUtilisation of the workers; an admitted call is reserved until its stream starts.
-   * Synchronous, so a group of admissions decided together each see the ones before them. An idle
-   * instance always takes a call: one call costing more than the planned share must still be served
-   * (and measured again), or the instance would refuse every call for good.
+   * Admits one more call if the streaming models' measured load, plus every live and reserved call
+   * and this one at the per-turn models' measured cost, stays within maxUtilisation of the workers;
+   * an admitted call is reserved until its stream starts. Synchronous, so a group of admissions
+   * decided together each see the ones before them. An idle instance always takes a call: one call
+   * costing more than the planned share must still be served (and measured again), or the instance
+   * would refuse every call for good.
    */
   tryAdmit(): CapacityDecision {
     this.dropLapsedReservations();
-    const costPerCall = this.costPerCall();
     const planned = this.liveCalls + this.reservations.length;
-    if (costPerCall !== null && this.workers > 0 && planned > 0) {
-      const calls = planned + 1;
-      if ((calls * costPerCall) / this.workers > this.options.maxUtilisation + 1e-9) return { admitted: false, snapshot: this.snapshot() };
+    if (this.isMeasured() && planned > 0) {
+      const predicted = this.streamingUtilisation() + ((planned + 1) * (this.costPerCall() ?? 0)) / this.workers;
+      if (predicted > this.options.maxUtilisation + 1e-9) return { admitted: false, snapshot: this.snapshot() };
     }
     this.reservations.push(this.now() + this.reservationTtlMs);
     return { admitted: true };
@@ -160,49 +190,81 @@ export class ComputeCapacity {
   snapshot(): CapacitySnapshot {
     this.dropLapsedReservations();
     const costPerCall = this.costPerCall();
-    const window = this.windowTotals();
-    const spanMs = Math.min(this.windowMs, Math.max(BUCKET_MS, this.now() - ((this.buckets[0]?.startMs) ?? this.now())));
-    const computeMs = [...window.computeMsByModel.values()].reduce((sum, ms) => sum + ms, 0);
+    const now = this.now();
+    const spanMs = Math.min(this.windowMs, Math.max(BUCKET_MS, now - ((this.buckets[0]?.startMs) ?? now)));
+    const computeMs = [...this.totals(this.buckets).computeMsByModel.values()].reduce((sum, ms) => sum + ms, 0);
     const planned = this.liveCalls + this.reservations.length;
-    const measured = costPerCall !== null && this.workers > 0;
+    const measured = this.isMeasured();
+    const streaming = measured ? this.streamingUtilisation() : 0;
     return {
       state: measured ? 'measured' : 'measuring',
       workers: this.workers,
       maxUtilisation: this.options.maxUtilisation,
       utilisation: this.workers > 0 ? computeMs / spanMs / this.workers : 0,
+      streamingUtilisation: streaming,
       liveCalls: this.liveCalls,
       reservedCalls: this.reservations.length,
       costPerCall,
-      predictedUtilisation: measured ? (planned * costPerCall) / this.workers : null,
-      callsHeadroom: measured ? Math.max(planned === 0 ? 1 : 0, Math.floor((this.options.maxUtilisation * this.workers) / costPerCall + 1e-9) - planned) : null,
+      predictedUtilisation: measured ? streaming + (planned * (costPerCall ?? 0)) / this.workers : null,
+      callsHeadroom: measured ? this.headroom(planned, streaming, costPerCall) : null,
       costPerCallSecond: Object.fromEntries(this.costs),
+      streamingModels: [...this.streaming],
     };
   }
 
-  /** null until a window with enough call-seconds was measured; a cost of 0 (no local model ran) never refuses. */
+  /** Calls that still fit: bounded by the per-turn models' cost; by the streaming load alone only once it is over the share. */
+  private headroom(planned: number, streaming: number, costPerCall: number | null): number | null {
+    const room = this.options.maxUtilisation - streaming;
+    if (costPerCall === null) return room >= 0 || planned === 0 ? null : 0;
+    return Math.max(planned === 0 ? 1 : 0, Math.floor((room * this.workers) / costPerCall + 1e-9) - planned);
+  }
+
+  private isMeasured(): boolean {
+    return this.workers > 0 && this.costs.size > 0;
+  }
+
+  /**
+   * The per-turn models' cost of one more call; null when none ran (streaming models only). Those
+   * are counted by their measured load, not priced per call: a model every call feeds continuously
+   * batches more rows as calls are added, so its cost per call at today's concurrency overstates
+   * the next call's (Silero costs a lone call ~0.015 of a worker, and a call among 100 ~0.002).
+   */
   private costPerCall(): number | null {
-    if (this.costs.size === 0) return null;
-    const total = [...this.costs.values()].reduce((sum, cost) => sum + cost, 0);
+    if (this.turnCosts.size === 0) return null;
+    const total = [...this.turnCosts.values()].reduce((sum, cost) => sum + cost, 0);
     return total > 0 ? total : null;
+  }
+
+  /** Share of the workers the streaming models took over the last few seconds. */
+  private streamingUtilisation(): number {
+    if (this.workers === 0 || this.streaming.size === 0) return 0;
+    const now = this.now();
+    const recent = this.buckets.filter((bucket) => bucket.startMs + BUCKET_MS > now - STREAMING_SPAN_MS);
+    const spanMs = Math.min(STREAMING_SPAN_MS, Math.max(BUCKET_MS, now - ((recent[0]?.startMs) ?? now)));
+    let computeMs = 0;
+    for (const bucket of recent) for (const model of this.streaming) computeMs += bucket.computeMsByModel.get(model) ?? 0;
+    return computeMs / spanMs / this.workers;
   }
 
   private currentBucket(): Bucket {
     const now = this.now();
     const last = this.buckets.at(-1);
     if (last && now < last.startMs + BUCKET_MS) return last;
-    const bucket: Bucket = { startMs: now, computeMsByModel: new Map(), callMs: 0 };
+    const bucket: Bucket = { startMs: now, computeMsByModel: new Map(), rowsByModel: new Map(), callMs: 0 };
     this.buckets.push(bucket);
     return bucket;
   }
 
-  private windowTotals(): { computeMsByModel: Map<string, number>; callMs: number } {
+  private totals(buckets: readonly Bucket[]): { computeMsByModel: Map<string, number>; rowsByModel: Map<string, number>; callMs: number } {
     const computeMsByModel = new Map<string, number>();
+    const rowsByModel = new Map<string, number>();
     let callMs = 0;
-    for (const bucket of this.buckets) {
+    for (const bucket of buckets) {
       callMs += bucket.callMs;
       for (const [model, ms] of bucket.computeMsByModel) computeMsByModel.set(model, (computeMsByModel.get(model) ?? 0) + ms);
+      for (const [model, rows] of bucket.rowsByModel) rowsByModel.set(model, (rowsByModel.get(model) ?? 0) + rows);
     }
-    return { computeMsByModel, callMs };
+    return { computeMsByModel, rowsByModel, callMs };
   }
 
   private dropLapsedReservations(): void {

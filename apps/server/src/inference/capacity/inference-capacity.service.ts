@@ -40,9 +40,9 @@ export class InferenceCapacityService implements OnApplicationBootstrap, OnAppli
     this.capacity.setWorkers(workers);
   }
 
-  /** The runtime's onBatch: one batch's run time, charged to the model. */
-  batchRan(model: string, runMs: number): void {
-    this.capacity.batchRan(model, runMs);
+  /** The runtime's onBatch: one batch's run time and rows, charged to the model. */
+  batchRan(model: string, runMs: number, rows: number): void {
+    this.capacity.batchRan(model, runMs, rows);
   }
 
   /** One more call here, or the snapshot that refuses it (reserved when admitted). */
