@@ -32,8 +32,8 @@ const TARGETS_MISSED_EXIT_CODE = 3;
 const NO_ADMISSION_UTILISATION = 4;
 /**
  * What admission promises at INFERENCE_MAX_UTILISATION 0.8: the typical admitted caller waits at
- * most 1.6x as long as on an idle server (turns that meet queue for a worker now and then; 1.05-1.43x
- * in six runs here, against 1.7-2.7x with every call admitted),
+ * most 1.6x as long as on an idle server (turns that meet queue for a worker now and then; 1.0-1.43x
+ * in seven runs here, against 1.7-2.7x with every call admitted),
  * and once the arrivals are over the tail stays well under what admitting every caller gives,
  * measured in the same invocation. On this CPU a Whisper encode holds a worker ~1.5 s, so a turn
  * that queues waits about that long. Each call's first turn comes with its arrival, so during a
