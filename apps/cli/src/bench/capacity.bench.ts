@@ -14,14 +14,13 @@
  * `--check` applies the targets: refusals happen, every admitted utterance is answered, the admitted
  * calls' reply p50 stays within half again of one call's, and their p95 well under the reference's.
  */
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freeLoopbackPort } from '@switchboard/testing';
 import { distribution } from './latency/latency-stats';
 import { installWhisperStandIn } from './capacity/whisper-stand-in-install';
 import { startBenchEnginesProcess } from './load/bench-engines-process';
+import { benchApi, benchLine, benchServerEnv, newBenchServerIdentity } from './load/bench-server';
 import { benchAgentConfig } from './load/load-settings';
 import { loadUtterances, runLevel, type LevelOutcome } from './load/load-driver';
 import { ServerProcess } from './load/server-process';
@@ -91,60 +90,30 @@ function parseOptions(argv: string[]): Options {
   return options;
 }
 
-async function api(baseUrl: string, apiKey: string, path: string, body?: object): Promise<Record<string, unknown>> {
-  const response = await fetch(`${baseUrl}${path}`, {
-    method: body ? 'POST' : 'GET',
-    headers: { authorization: `Bearer ${apiKey}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  const parsed = (await response.json()) as Record<string, unknown>;
-  if (!response.ok) throw new Error(`${path} answered ${response.status}: ${JSON.stringify(parsed)}`);
-  return parsed;
-}
-
 const round = (value: number): number | null => (Number.isFinite(value) ? Math.round(value) : null);
 
 /** One server with the given admission setting: a single call, then the burst. */
 async function run(label: string, maxUtilisation: number | undefined, options: Options, modelsDir: string, enginesUrl: string, utterances: readonly ScriptedUtterance[]): Promise<RunReport> {
   const dataDir = mkdtempSync(join(tmpdir(), 'switchboard-capacity-'));
-  const port = await freeLoopbackPort();
-  const baseUrl = `http://127.0.0.1:${port}`;
-  const adminApiKey = randomBytes(24).toString('hex');
-  const authToken = randomBytes(16).toString('hex');
-  const accountSid = `AC${randomBytes(16).toString('hex')}`;
-  const server = await ServerProcess.start(
-    {
-      PUBLIC_BASE_URL: baseUrl,
-      TWILIO_ACCOUNT_SID: accountSid,
-      TWILIO_AUTH_TOKEN: authToken,
-      ADMIN_API_KEY: adminApiKey,
-      DATA_DIR: dataDir,
-      MODELS_DIR: modelsDir,
-      WORKERS: '1',
-      ...(maxUtilisation === undefined ? {} : { INFERENCE_MAX_UTILISATION: String(maxUtilisation) }),
-      OUTBOUND_ALLOWED_HOSTS: '127.0.0.1',
-      MAX_CONCURRENT_CALLS_CAP: '10000',
-      MAX_CONCURRENT_CALLS_PER_ORG: '10000',
-      RATE_LIMIT_REQUESTS: '1000000',
-      RATE_LIMIT_ANONYMOUS_REQUESTS: '1000000',
-      LOG_LEVEL: 'warn',
-    },
-    port,
-  );
+  const identity = await newBenchServerIdentity();
+  const env = benchServerEnv(identity, dataDir, {
+    MODELS_DIR: modelsDir,
+    WORKERS: '1',
+    ...(maxUtilisation === undefined ? {} : { INFERENCE_MAX_UTILISATION: String(maxUtilisation) }),
+  });
+  const server = await ServerProcess.start(env, identity.port);
   try {
     const config = { ...benchAgentConfig(enginesUrl), stt: { provider: 'local', model: 'whisper-base.en' } };
-    const agent = await api(baseUrl, adminApiKey, '/v1/agents', { name: 'capacity bench', engine: 'pipeline', config });
-    const number = '+15550008888';
-    await api(baseUrl, adminApiKey, '/v1/phone-numbers', { e164: number, agentId: agent['id'] });
-    const target = { serverUrl: baseUrl, publicBaseUrl: baseUrl, authToken, accountSid, to: number };
+    const target = await benchLine(identity, { name: 'capacity bench', config }, '+15550008888');
 
     const single = await runLevel(1, target, utterances);
-    const singleReplies = distribution(single.calls.flatMap((call) => call.replyLatenciesMs));
-    const capacityAfterSingle = (await api(baseUrl, adminApiKey, '/v1/organization'))['inferenceCapacity'] as Record<string, unknown>;
+    const singleRepliesMs = single.calls.flatMap((call) => call.replyLatenciesMs);
+    const singleReplies = distribution(singleRepliesMs);
+    const capacityAfterSingle = (await benchApi(identity.baseUrl, identity.adminApiKey, '/v1/organization'))['inferenceCapacity'] as Record<string, unknown>;
     process.stdout.write(`${label}: one call, reply p50 ${round(singleReplies.p50)} / p95 ${round(singleReplies.p95)} ms; capacity then ${JSON.stringify(capacityAfterSingle)}\n`);
 
     const burst = await runLevel(options.calls, target, utterances, (options.arrivalWindowS * 1000) / options.calls);
-    const report = burstReport(label, maxUtilisation, burst, singleReplies, capacityAfterSingle, single.calls.flatMap((call) => call.replyLatenciesMs));
+    const report = burstReport(label, maxUtilisation, burst, singleReplies, capacityAfterSingle, singleRepliesMs);
     process.stdout.write(`${label}: ${report.admitted} of ${report.offered} calls admitted, reply p50 ${report.reply.p50} / p95 ${report.reply.p95} ms, answered ${report.answered}/${report.utterances}\n`);
     return report;
   } catch (error) {

@@ -16,10 +16,10 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freeLoopbackPort } from '@switchboard/testing';
 import { Client } from 'pg';
 import { distribution } from './latency/latency-stats';
 import { startBenchEnginesProcess } from './load/bench-engines-process';
+import { benchApi, benchLine, benchServerEnv, newBenchServerIdentity } from './load/bench-server';
 import { benchAgentConfig, DEFAULT_LEVELS, TARGETS } from './load/load-settings';
 import { loadUtterances, runLevel, type LevelOutcome } from './load/load-driver';
 import { ServerProcess, type ProcessSample } from './load/server-process';
@@ -105,17 +105,6 @@ async function scratchDatabase(serverUrl: string): Promise<{ url: string; drop: 
   };
 }
 
-async function api(server: ServerProcess, apiKey: string, path: string, body?: object): Promise<Record<string, unknown>> {
-  const response = await fetch(`${server.baseUrl}${path}`, {
-    method: body ? 'POST' : 'GET',
-    headers: { authorization: `Bearer ${apiKey}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  const parsed = (await response.json()) as Record<string, unknown>;
-  if (!response.ok) throw new Error(`${path} answered ${response.status}: ${JSON.stringify(parsed)}`);
-  return parsed;
-}
-
 /**
  * Each server process's event-loop delay p99 since the previous scrape of /metrics (prom-client
  * resets the histogram), in worker order: one series per worker in a cluster, one series otherwise.
@@ -167,49 +156,26 @@ async function main(): Promise<void> {
   const engines = await startBenchEnginesProcess();
   const database = options.databaseUrl ? await scratchDatabase(options.databaseUrl) : undefined;
   const dataDir = mkdtempSync(join(tmpdir(), 'switchboard-load-'));
-  const port = await freeLoopbackPort();
-  const adminApiKey = randomBytes(24).toString('hex');
-  const operatorKey = randomBytes(24).toString('hex');
-  const authToken = randomBytes(16).toString('hex');
-  const accountSid = `AC${randomBytes(16).toString('hex')}`;
-  const baseUrl = `http://127.0.0.1:${port}`;
+  const identity = await newBenchServerIdentity();
   let server: ServerProcess | undefined;
   const reports: LevelReport[] = [];
   try {
-    server = await ServerProcess.start(
-      {
-        PUBLIC_BASE_URL: baseUrl,
-        TWILIO_ACCOUNT_SID: accountSid,
-        TWILIO_AUTH_TOKEN: authToken,
-        ADMIN_API_KEY: adminApiKey,
-        OPERATOR_API_KEY: operatorKey,
-        DATA_DIR: dataDir,
-        ...(database ? { DATABASE_URL: database.url } : {}),
-        ...(options.workers ? { WORKERS: options.workers } : {}),
-        OUTBOUND_ALLOWED_HOSTS: '127.0.0.1',
-        MAX_CONCURRENT_CALLS_CAP: '10000',
-        MAX_CONCURRENT_CALLS_PER_ORG: '10000',
-        RATE_LIMIT_REQUESTS: '1000000',
-        RATE_LIMIT_ANONYMOUS_REQUESTS: '1000000',
-        LOG_LEVEL: 'warn',
-      },
-      port,
-      options.serverNodeArgs,
-    );
-    const agent = await api(server, adminApiKey, '/v1/agents', { name: 'load bench', engine: 'pipeline', config: benchAgentConfig(engines.baseUrl) });
-    const number = '+15550009999';
-    await api(server, adminApiKey, '/v1/phone-numbers', { e164: number, agentId: agent['id'] });
-    const target = { serverUrl: baseUrl, publicBaseUrl: baseUrl, authToken, accountSid, to: number };
+    const env = benchServerEnv(identity, dataDir, {
+      ...(database ? { DATABASE_URL: database.url } : {}),
+      ...(options.workers ? { WORKERS: options.workers } : {}),
+    });
+    server = await ServerProcess.start(env, identity.port, options.serverNodeArgs);
+    const target = await benchLine(identity, { name: 'load bench', config: benchAgentConfig(engines.baseUrl) }, '+15550009999');
     for (const level of options.levels) {
-      await serverEventLoopP99Ms(server, operatorKey);
+      await serverEventLoopP99Ms(server, identity.operatorKey);
       const before = server.sample();
       let maxRss = before.rssBytes;
       const sampler = setInterval(() => (maxRss = Math.max(maxRss, (server as ServerProcess).sample().rssBytes)), 1000);
       const outcome = await runLevel(level, target, utterances);
       clearInterval(sampler);
       const after = server.sample();
-      const loopP99 = await serverEventLoopP99Ms(server, operatorKey);
-      const records = await readServerRecords((path) => api(server as ServerProcess, adminApiKey, path), outcome.calls);
+      const loopP99 = await serverEventLoopP99Ms(server, identity.operatorKey);
+      const records = await readServerRecords((path) => benchApi(identity.baseUrl, identity.adminApiKey, path), outcome.calls);
       const levelReport = report(outcome, records, { before, after, maxRss: Math.max(maxRss, after.rssBytes) }, loopP99);
       reports.push(levelReport);
       process.stdout.write(`level ${level}: reply p50 ${levelReport.replyMs.p50} ms, p95 ${levelReport.replyMs.p95} ms, answered ${levelReport.answered}/${levelReport.utterances}\n`);
