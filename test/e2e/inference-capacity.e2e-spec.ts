@@ -1,4 +1,5 @@
 import { FakeOpenAiServer, type SimulatedTwilioCall } from '@switchboard/testing';
+import type { CapacitySnapshot } from '../../apps/server/src/inference/capacity/compute-capacity';
 import { ALL_AGENTS_BUSY_MESSAGE } from '../../apps/server/src/twilio/inbound-call.service';
 import { bindAgent, callTo, fakePipelineEngines, toneSpeechFor } from '../support/conversation-agents';
 import { createTestPrisma, uniqueE164 } from '../support/database';
@@ -19,21 +20,6 @@ const MAX_UTILISATION = 0.05;
 const MOST_CALLS = 80;
 /** Between dials: the streaming load is measured over 5 s, so calls are added at a pace it can follow. */
 const DIAL_GAP_MS = 400;
-
-interface Capacity {
-  state: 'measuring' | 'measured';
-  workers: number;
-  maxUtilisation: number;
-  utilisation: number;
-  streamingUtilisation: number;
-  liveCalls: number;
-  reservedCalls: number;
-  costPerCall: number | null;
-  predictedUtilisation: number | null;
-  callsHeadroom: number | null;
-  costPerCallSecond: Record<string, number>;
-  streamingModels: string[];
-}
 
 /**
  * Admission by inference capacity (issue 17), against the real server and its real Silero VAD in
@@ -66,7 +52,7 @@ describe('admission by inference capacity (e2e)', () => {
     await prisma.$disconnect();
   });
 
-  const capacity = async (): Promise<Capacity> => (await server.api('/v1/organization')).body.inferenceCapacity as Capacity;
+  const capacity = async (): Promise<CapacitySnapshot> => (await server.api('/v1/organization')).body.inferenceCapacity as CapacitySnapshot;
   const metrics = async (): Promise<string> => (await fetch(`${server.serverUrl}/metrics`)).text();
 
   it('admits calls while their measured cost fits, refuses the next one for capacity, and admits again when a call ends', async () => {
