@@ -15,7 +15,7 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ModelHandle, ModelLoadSpec, ModelSequence, TensorData } from '@switchboard/inference/contracts';
+import type { ModelHandle, ModelLoadSpec, ModelRunResult, ModelSequence, TensorData } from '@switchboard/inference/contracts';
 import { standInModelPaths, type StandInModelName } from '@switchboard/inference/stand-in-models';
 import { defaultSileroModelPath } from '@switchboard/inference/vad';
 import type { GpuBenchModel } from './gpu-bench-args';
@@ -187,33 +187,28 @@ function whisperFirstStepFeeds(index: number): Record<string, TensorData> {
 }
 
 /**
- * One call's Whisper decoding after the first step, as the ASR engine runs it: the first step (not
- * measured: that is whisper-decoder-first) leaves the decoder's and the cross-attention keys and
- * values in the worker; each measured step feeds one token and gets its logits back.
+ * One call's decoder with its state held by the worker, as the engines run it: `open` starts a
+ * sequence (not measured) and says the position it left; each measured step feeds the token at the
+ * current position and gets its logits back; at `lastPosition` the next round starts over.
  */
-function whisperStepLane(index: number): Lane {
+function residentSequenceLane(options: {
+  lastPosition: number;
+  open: (sequence: ModelSequence) => Promise<number>;
+  step: (sequence: ModelSequence, past: number) => Promise<ModelRunResult>;
+}): Lane {
   let sequence: ModelSequence | undefined;
   let past = 0;
-  const carry = (parts: readonly string[]): Record<string, string> =>
-    Object.fromEntries(
-      Array.from({ length: WHISPER.layers }, (_, layer) => parts.flatMap((part) => ['key', 'value'].map((kind) => [`present.${layer}.${part}.${kind}`, `past_key_values.${layer}.${part}.${kind}`]))).flat(),
-    );
-  const crossPresents = Object.keys(carry(['encoder']));
   return {
     feeds: () => ({}),
     accept: () => undefined,
     prepare: async (handle) => {
-      if (sequence && past < WHISPER_PROMPT_TOKENS + WHISPER_REPLY_TOKENS - 1) return;
+      if (sequence && past < options.lastPosition) return;
       await sequence?.close();
       sequence = handle.openSequence!();
-      await sequence.step(whisperFirstStepFeeds(index), { carry: carry(['decoder', 'encoder']), retain: ['encoder_hidden_states'] });
-      past = WHISPER_PROMPT_TOKENS;
+      past = await options.open(sequence);
     },
     step: async () => {
-      const result = await sequence!.step(
-        { input_ids: i64([300 + past], [1, 1]), use_cache_branch: { type: 'bool', data: Uint8Array.of(1), dims: [1] } },
-        { carry: carry(['decoder']), discard: crossPresents },
-      );
+      const result = await options.step(sequence!, past);
       past += 1;
       return result.outputs;
     },
@@ -222,42 +217,54 @@ function whisperStepLane(index: number): Lane {
 }
 
 /**
- * One call's LLM reply with its KV cache held by the worker: a context of LLM_CONTEXT_TOKENS is
- * put there first (not measured), then each measured step feeds one token, its position and the
- * attention mask, and gets its logits back.
+ * One call's Whisper decoding after the first step: the first step (not measured: that is
+ * whisper-decoder-first) leaves the decoder's and the cross-attention keys and values in the worker.
+ */
+function whisperStepLane(index: number): Lane {
+  const carry = (parts: readonly string[]): Record<string, string> =>
+    Object.fromEntries(
+      Array.from({ length: WHISPER.layers }, (_, layer) => parts.flatMap((part) => ['key', 'value'].map((kind) => [`present.${layer}.${part}.${kind}`, `past_key_values.${layer}.${part}.${kind}`]))).flat(),
+    );
+  const crossPresents = Object.keys(carry(['encoder']));
+  return residentSequenceLane({
+    lastPosition: WHISPER_PROMPT_TOKENS + WHISPER_REPLY_TOKENS - 1,
+    open: async (sequence) => {
+      await sequence.step(whisperFirstStepFeeds(index), { carry: carry(['decoder', 'encoder']), retain: ['encoder_hidden_states'] });
+      return WHISPER_PROMPT_TOKENS;
+    },
+    step: (sequence, past) =>
+      sequence.step(
+        { input_ids: i64([300 + past], [1, 1]), use_cache_branch: { type: 'bool', data: Uint8Array.of(1), dims: [1] } },
+        { carry: carry(['decoder']), discard: crossPresents },
+      ),
+  });
+}
+
+/**
+ * One call's LLM reply: a context of LLM_CONTEXT_TOKENS is put in the worker first (not measured),
+ * then each step feeds one token, its position and the attention mask.
  */
 function llmStepLane(): Lane {
-  let sequence: ModelSequence | undefined;
-  let past = 0;
   const carry: Record<string, string> = {};
   for (let layer = 0; layer < LLM.layers; layer++) for (const kind of ['key', 'value']) carry[`present.${layer}.${kind}`] = `past_key_values.${layer}.${kind}`;
-  const tokenFeeds = (): Record<string, TensorData> => ({
+  const tokenFeeds = (past: number): Record<string, TensorData> => ({
     input_ids: i64([100], [1, 1]),
     attention_mask: { type: 'int64', data: new BigInt64Array(past + 1).fill(1n), dims: [1, past + 1] },
     position_ids: i64([past], [1, 1]),
   });
-  return {
-    feeds: () => ({}),
-    accept: () => undefined,
-    prepare: async (handle) => {
-      if (sequence && past < LLM_CONTEXT_TOKENS + LLM_REPLY_TOKENS - 1) return;
-      await sequence?.close();
-      sequence = handle.openSequence!();
-      past = LLM_CONTEXT_TOKENS - 1;
-      const seed = tokenFeeds();
+  return residentSequenceLane({
+    lastPosition: LLM_CONTEXT_TOKENS + LLM_REPLY_TOKENS - 1,
+    open: async (sequence) => {
+      const past = LLM_CONTEXT_TOKENS - 1;
+      const seed = tokenFeeds(past);
       for (let layer = 0; layer < LLM.layers; layer++) {
         for (const kind of ['key', 'value']) seed[`past_key_values.${layer}.${kind}`] = noise([1, LLM.kvHeads, past, LLM.headDim], layer + 3);
       }
       await sequence.step(seed, { carry });
-      past = LLM_CONTEXT_TOKENS;
+      return LLM_CONTEXT_TOKENS;
     },
-    step: async () => {
-      const result = await sequence!.step(tokenFeeds(), { carry });
-      past += 1;
-      return result.outputs;
-    },
-    close: async () => sequence?.close(),
-  };
+    step: (sequence, past) => sequence.step(tokenFeeds(past), { carry }),
+  });
 }
 
 function phonemeIds(count: number, seed: number, min: number, max: number): number[] {
