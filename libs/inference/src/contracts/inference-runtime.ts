@@ -16,6 +16,22 @@ export interface ModelLoadSpec {
    * are batched together only when their shared inputs are equal.
    */
   batchAxes?: { inputs: Record<string, number>; outputs: Record<string, number> };
+  /**
+   * Steps of different calls' sequences (decoder tokens, see ModelSequence) that reach one worker
+   * together run as one batch of up to `maxRows` rows, joined along `batchAxes` (required: it says
+   * which inputs, like Whisper's `use_cache_branch`, are shared and must be equal). By default a
+   * step joins only steps whose state has the same shape (equal past lengths). `leftPadded` lets
+   * sequences of different lengths join: the named inputs (input -> axis: KV caches along their
+   * sequence axis, the attention mask) get zeros in front up to the longest; only for models that
+   * mask those positions through an input like `attention_mask`. Absent: every step runs alone.
+   */
+  sequenceBatching?: { maxRows: number; leftPadded?: Record<string, number> };
+  /**
+   * For batching that depends on the graph (an LLM export may or may not take `position_ids`):
+   * called once the model is loaded, with its input and output names; what it returns replaces
+   * `batchAxes` and `sequenceBatching`.
+   */
+  batchingFor?: (signature: { inputs: readonly string[]; outputs: readonly string[] }) => Pick<ModelLoadSpec, 'batchAxes' | 'sequenceBatching'>;
 }
 
 /** Per-run context: which call the work is for (for usage accounting and cancellation). */

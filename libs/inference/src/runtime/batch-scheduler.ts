@@ -12,7 +12,6 @@ import type { BatchRecord } from './inference-runtime-options';
 import { batchRowsOf, compatibilityKey, concatenate, copyTensor, sliceRows, type ResolvedBatchAxes } from './tensor-batching';
 import { SEQUENCE_LOST_MESSAGE } from './sequence-store';
 import { RUNTIME_ENGINE, type WorkerPool } from './worker-pool';
-import type { SequenceStep } from './worker-protocol';
 
 export interface BatchSchedulerConfig {
   model: string;
@@ -75,19 +74,6 @@ export class BatchScheduler {
     });
   }
 
-  /**
-   * One step of a stateful sequence: run at once, alone, on the worker holding the sequence (its
-   * state cannot join another call's batch), with the same accounting as a batch of one.
-   */
-  submitStep(feeds: Record<string, TensorData>, step: SequenceStep, context: RunContext = {}): Promise<ModelRunResult> {
-    const { signal, callId } = context;
-    if (signal?.aborted) return Promise.reject(cancelled(this.config.model));
-    return new Promise<ModelRunResult>((resolve, reject) => {
-      const request: QueuedRequest = { feeds, rows: 1, callId, enqueuedAt: performance.now(), resolve, reject, settled: false };
-      void this.execute([request], 0, step);
-    });
-  }
-
   /** Runs everything still gathering now (used on close, so nothing waits on a timer). */
   flushAll(): void {
     for (const batch of [...this.open.values()]) this.flush(batch);
@@ -141,11 +127,11 @@ export class BatchScheduler {
     settle(request, () => request.reject(cancelled(this.config.model)));
   }
 
-  private async execute(requests: QueuedRequest[], gatherMs: number, step?: SequenceStep): Promise<void> {
+  private async execute(requests: QueuedRequest[], gatherMs: number): Promise<void> {
     const { model, pool, device } = this.config;
     let response: Awaited<ReturnType<WorkerPool['run']>>;
     try {
-      response = await pool.run(model, this.batchFeeds(requests), step);
+      response = await pool.run(model, this.batchFeeds(requests));
     } catch (error) {
       await this.handleFailure(requests, error);
       return;
@@ -183,10 +169,7 @@ export class BatchScheduler {
       await Promise.all(requests.map((request) => this.execute([request], 0)));
       return;
     }
-    const message = error instanceof Error ? error.message : String(error);
-    // A worker that dropped a sequence's state (idle too long, evicted): the caller can start over.
-    const retryable = message.startsWith(SEQUENCE_LOST_MESSAGE);
-    const failure = new EngineError(RUNTIME_ENGINE, 'inference_failed', `${this.config.model}: run failed: ${message}`, retryable, { cause: error });
+    const failure = runFailure(this.config.model, error);
     for (const request of requests) settle(request, () => request.reject(failure));
   }
 
@@ -219,6 +202,13 @@ function settle(request: QueuedRequest, action: () => void): void {
   action();
 }
 
-function cancelled(model: string): EngineError {
+/** An error from onnxruntime or the worker as the caller sees it; lost sequence state is retryable (start over). */
+export function runFailure(model: string, error: unknown): EngineError {
+  const message = error instanceof Error ? error.message : String(error);
+  const retryable = message.startsWith(SEQUENCE_LOST_MESSAGE);
+  return new EngineError(RUNTIME_ENGINE, 'inference_failed', `${model}: run failed: ${message}`, retryable, { cause: error });
+}
+
+export function cancelled(model: string): EngineError {
   return new EngineError(RUNTIME_ENGINE, 'cancelled', `${model}: run cancelled by the caller`, false);
 }

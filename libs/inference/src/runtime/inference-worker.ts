@@ -10,8 +10,10 @@ import { parentPort } from 'node:worker_threads';
 import * as ort from 'onnxruntime-node';
 import type { InferenceDevice, TensorData } from '../contracts';
 import { executionProvidersFor, probeProvider } from './provider-probes';
+import { asTensorData, SequenceStepRunner, type StepRequest } from './sequence-step-runner';
 import { SequenceStore } from './sequence-store';
-import { transferListOf, type SequenceStep, type TensorMetadata, type WorkerRequest, type WorkerResponse, type WorkerSessionSettings } from './worker-protocol';
+import type { StepBatching } from './step-batching';
+import { transferListOf, type TensorMetadata, type WorkerRequest, type WorkerResponse, type WorkerSessionSettings } from './worker-protocol';
 
 const port = parentPort;
 if (!port) throw new Error('inference-worker must run in a worker thread');
@@ -19,6 +21,7 @@ if (!port) throw new Error('inference-worker must run in a worker thread');
 const sessions = new Map<string, ort.InferenceSession>();
 /** Stateful sequences' tensors between runs (decoder KV caches): they never leave this thread. */
 const sequenceStore = new SequenceStore();
+const stepRunner = new SequenceStepRunner(sequenceStore);
 let pending: Promise<void> = Promise.resolve();
 /** Set by an `exit` request: nothing more is run or answered, the thread ends after the current run. */
 let exiting = false;
@@ -53,7 +56,10 @@ async function handle(request: WorkerRequest): Promise<void> {
         reply(await load(request.requestId, request.modelKey, request.path, request.executionProvider, request.settings));
         return;
       case 'run':
-        await run(request.requestId, request.modelKey, request.feeds, request.sequence);
+        await run(request.requestId, request.modelKey, request.feeds);
+        return;
+      case 'run_steps':
+        await runSteps(request.requestId, request.modelKey, request.steps, request.batching);
         return;
       case 'end_sequence':
         sequenceStore.end(request.sequenceId);
@@ -78,50 +84,27 @@ async function load(requestId: number, modelKey: string, path: string, provider:
   return { type: 'loaded', requestId, ...metadataOf(session) };
 }
 
-async function run(requestId: number, modelKey: string, feeds: Record<string, TensorData>, sequence: SequenceStep | undefined): Promise<void> {
-  const session = sessions.get(modelKey);
-  if (!session) throw new Error(`model ${modelKey} is not loaded in this worker`);
-  // A sequence's held tensors first, this request's feeds over them.
-  const ortFeeds: Record<string, ort.Tensor> = sequence ? { ...sequenceStore.begin(sequence.id, modelKey, sequence.first) } : {};
-  for (const [name, tensor] of Object.entries(feeds)) {
-    ortFeeds[name] = new ort.Tensor(tensor.type, tensor.data, tensor.dims);
-  }
+async function run(requestId: number, modelKey: string, feeds: Record<string, TensorData>): Promise<void> {
+  const session = sessionOf(modelKey);
+  const ortFeeds: Record<string, ort.Tensor> = {};
+  for (const [name, tensor] of Object.entries(feeds)) ortFeeds[name] = new ort.Tensor(tensor.type, tensor.data, tensor.dims);
   const startedAt = performance.now();
   const results = await session.run(ortFeeds);
   const runMs = performance.now() - startedAt;
   const outputs: Record<string, TensorData> = {};
-  if (sequence) {
-    const held: Record<string, ort.Tensor> = {};
-    // What the sequence held and this run did not replace stays (e.g. cross-attention keys).
-    for (const [name, tensor] of Object.entries(ortFeeds)) if (!(name in feeds) || sequence.retain.includes(name)) held[name] = tensor;
-    for (const [output, input] of Object.entries(sequence.carry)) {
-      const tensor = results[output];
-      if (!tensor) throw new Error(`sequence carries output '${output}', which model ${modelKey} did not return`);
-      held[input] = tensor;
-    }
-    sequenceStore.keep(sequence.id, modelKey, held);
-    for (const [name, value] of Object.entries(results)) {
-      if (!(name in sequence.carry) && !sequence.discard.includes(name)) outputs[name] = toTensorData(name, value);
-    }
-  } else {
-    for (const [name, value] of Object.entries(results)) outputs[name] = toTensorData(name, value);
-  }
+  for (const [name, value] of Object.entries(results)) outputs[name] = asTensorData(value, `output ${name}`);
   reply({ type: 'result', requestId, outputs, runMs }, transferListOf(outputs));
 }
 
-function toTensorData(name: string, tensor: ort.Tensor): TensorData {
-  switch (tensor.type) {
-    case 'float32':
-    case 'float16':
-    case 'int64':
-    case 'int32':
-    case 'int8':
-    case 'uint8':
-    case 'bool':
-      return { type: tensor.type, data: tensor.data as TensorData['data'], dims: [...tensor.dims] };
-    default:
-      throw new Error(`output ${name} has element type ${tensor.type}, which the runtime does not carry`);
-  }
+async function runSteps(requestId: number, modelKey: string, steps: StepRequest[], batching: StepBatching): Promise<void> {
+  const { outcomes, runs } = await stepRunner.run(modelKey, sessionOf(modelKey), steps, batching);
+  reply({ type: 'step_results', requestId, outcomes, runs }, transferListOf(...outcomes.map((outcome) => ('outputs' in outcome ? outcome.outputs : {}))));
+}
+
+function sessionOf(modelKey: string): ort.InferenceSession {
+  const session = sessions.get(modelKey);
+  if (!session) throw new Error(`model ${modelKey} is not loaded in this worker`);
+  return session;
 }
 
 function metadataOf(session: ort.InferenceSession): { inputs: TensorMetadata[]; outputs: TensorMetadata[] } {

@@ -20,7 +20,7 @@ import {
   type RequestedDevice,
 } from './execution-provider';
 import { resolveRuntimeOptions, type InferenceLogger, type InferenceRuntimeOptions, type ResolvedRuntimeOptions } from './inference-runtime-options';
-import { OnnxModelHandle, resolveBatchAxes } from './onnx-model-handle';
+import { OnnxModelHandle, resolveBatchAxes, resolveStepBatching } from './onnx-model-handle';
 import { RUNTIME_ENGINE, WorkerPool, type TransferStats } from './worker-pool';
 import type { WorkerSessionSettings } from './worker-protocol';
 
@@ -165,8 +165,12 @@ export class OnnxInferenceRuntime implements InferenceRuntime {
       throw new EngineError(RUNTIME_ENGINE, 'inference_failed', `${spec.name}: could not load ${spec.path}: ${message}`, false, { cause: error });
     }
     let axes;
+    let stepBatching;
     try {
-      axes = resolveBatchAxes(spec, metadata);
+      const signature = { inputs: metadata.inputs.map((input) => input.name), outputs: metadata.outputs.map((output) => output.name) };
+      const batching = spec.batchingFor ? { ...spec, ...spec.batchingFor(signature) } : spec;
+      axes = resolveBatchAxes(batching, metadata);
+      stepBatching = resolveStepBatching(batching, axes, metadata);
     } catch (error) {
       throw new EngineError(RUNTIME_ENGINE, 'bad_request', error instanceof Error ? error.message : String(error), false);
     }
@@ -183,7 +187,7 @@ export class OnnxInferenceRuntime implements InferenceRuntime {
       pool: this.pool,
       usageSink: this.options.usageSink,
       onBatch: this.options.onBatch,
-    });
+    }, stepBatching);
   }
 
   /** The runtime's provider, or the model's pin when that provider works here. */

@@ -1,6 +1,8 @@
 import type { InferenceDevice, ModelHandle, ModelLoadSpec, ModelRunResult, ModelSequence, RunContext, TensorData } from '../contracts';
 import { BatchScheduler, type BatchSchedulerConfig } from './batch-scheduler';
 import { validateFeeds } from './feed-validation';
+import { SequenceStepScheduler } from './sequence-step-scheduler';
+import type { StepBatching } from './step-batching';
 import type { ResolvedBatchAxes } from './tensor-batching';
 import type { LoadedModelMetadata, WorkerPool } from './worker-pool';
 import { WorkerResidentSequence } from './worker-resident-sequence';
@@ -12,6 +14,7 @@ export class OnnxModelHandle implements ModelHandle {
   readonly inputNames: readonly string[];
   readonly outputNames: readonly string[];
   private readonly scheduler: BatchScheduler;
+  private readonly steps: SequenceStepScheduler;
   private readonly pool: WorkerPool;
 
   constructor(
@@ -19,11 +22,14 @@ export class OnnxModelHandle implements ModelHandle {
     readonly device: InferenceDevice,
     readonly metadata: LoadedModelMetadata,
     schedulerConfig: BatchSchedulerConfig,
+    stepBatching: StepBatching,
   ) {
     this.pool = schedulerConfig.pool;
     this.inputNames = metadata.inputs.map((input) => input.name);
     this.outputNames = metadata.outputs.map((output) => output.name);
     this.scheduler = new BatchScheduler(schedulerConfig);
+    const { model, pool, usageSink, onBatch } = schedulerConfig;
+    this.steps = new SequenceStepScheduler({ model, device, batching: stepBatching, pool, usageSink, onBatch });
   }
 
   async run(feeds: Record<string, TensorData>, context?: RunContext): Promise<ModelRunResult> {
@@ -32,7 +38,7 @@ export class OnnxModelHandle implements ModelHandle {
   }
 
   openSequence(): ModelSequence {
-    return new WorkerResidentSequence(this.name, this.metadata, this.scheduler, this.pool, `${this.name}#${++sequenceCount}`);
+    return new WorkerResidentSequence(this.name, this.metadata, this.steps, this.pool, `${this.name}#${++sequenceCount}`);
   }
 
   /** Sends whatever is still gathering, without waiting for the batch delay. */
@@ -64,4 +70,26 @@ export function resolveBatchAxes(spec: ModelLoadSpec, metadata: LoadedModelMetad
   const inputs = check('input', spec.batchAxes.inputs, metadata.inputs);
   if (inputs.size === 0) throw new RangeError(`${spec.name}: batchAxes must batch at least one input`);
   return { inputs, outputs: check('output', spec.batchAxes.outputs, metadata.outputs) };
+}
+
+/**
+ * How the model's sequence steps batch across calls: only when its spec asks (its batch axes then
+ * say which inputs are shared), else every step runs alone.
+ */
+export function resolveStepBatching(spec: ModelLoadSpec, axes: ResolvedBatchAxes, metadata: LoadedModelMetadata): StepBatching {
+  const inputs = Object.fromEntries(axes.inputs);
+  const outputs = Object.fromEntries(axes.outputs);
+  const batching = spec.sequenceBatching;
+  if (!batching) return { inputs, outputs, leftPadded: {}, maxRows: 1 };
+  if (!spec.batchAxes) throw new RangeError(`${spec.name}: sequenceBatching needs batchAxes (which inputs are shared by a batch)`);
+  if (!Number.isInteger(batching.maxRows) || batching.maxRows < 1) throw new RangeError(`${spec.name}: sequenceBatching.maxRows must be a positive integer, got ${batching.maxRows}`);
+  const leftPadded = batching.leftPadded ?? {};
+  for (const [name, axis] of Object.entries(leftPadded)) {
+    const input = metadata.inputs.find((candidate) => candidate.name === name);
+    if (!input) throw new RangeError(`${spec.name}: sequenceBatching pads input '${name}', which the model does not have`);
+    if (!Number.isInteger(axis) || axis < 0 || axis >= input.shape.length || axis === inputs[name]) {
+      throw new RangeError(`${spec.name}: padding axis ${axis} of input '${name}' must be one of its ${input.shape.length} dims other than the batch axis`);
+    }
+  }
+  return { inputs, outputs, leftPadded: { ...leftPadded }, maxRows: batching.maxRows };
 }

@@ -7,7 +7,9 @@ import type { Worker } from 'node:worker_threads';
 import { EngineError, type InferenceDevice, type TensorData } from '../contracts';
 import type { InferenceLogger } from './inference-runtime-options';
 import { launchInferenceWorker } from './worker-launcher';
+import type { StepOutcome, StepRunRecord } from './sequence-step-runner';
 import { SEQUENCE_LOST_MESSAGE } from './sequence-store';
+import type { StepBatching } from './step-batching';
 import { tensorBytesOf, transferListOf, type SequenceStep, type TensorMetadata, type WorkerRequest, type WorkerResponse, type WorkerSessionSettings } from './worker-protocol';
 
 export const RUNTIME_ENGINE = 'inference-runtime';
@@ -112,23 +114,58 @@ export class WorkerPool {
     return { inputs: first.inputs, outputs: first.outputs };
   }
 
-  /**
-   * Runs on the least busy worker; the feeds' buffers are transferred (unusable afterwards). A
-   * sequence's steps all run on the worker that ran its first one, which holds its tensors; if that
-   * worker was replaced since, the step fails as retryable (the caller starts the sequence over).
-   */
-  async run(
-    modelKey: string,
-    feeds: Record<string, TensorData>,
-    sequence?: SequenceStep,
-  ): Promise<{ outputs: Record<string, TensorData>; runMs: number; workerIndex: number }> {
-    const slot = sequence ? this.sequenceSlot(sequence) : this.leastBusySlot();
+  /** Runs on the least busy worker; the feeds' buffers are transferred (unusable afterwards). */
+  async run(modelKey: string, feeds: Record<string, TensorData>): Promise<{ outputs: Record<string, TensorData>; runMs: number; workerIndex: number }> {
+    const slot = this.leastBusySlot();
     if (!slot) throw new EngineError(RUNTIME_ENGINE, 'unavailable', 'every inference worker is restarting after a crash', true);
     this.transfers.postedBytes += tensorBytesOf(feeds);
-    const response = await this.send(slot, { type: 'run', modelKey, feeds, ...(sequence && { sequence }) }, transferListOf(feeds));
+    const response = await this.send(slot, { type: 'run', modelKey, feeds }, transferListOf(feeds));
     if (response.type !== 'result') throw unexpected(response);
     this.transfers.receivedBytes += tensorBytesOf(response.outputs);
     return { outputs: response.outputs, runMs: response.runMs, workerIndex: slot.index };
+  }
+
+  /**
+   * The worker a sequence's step must run on: a first step's is chosen now (the least busy) and
+   * becomes the sequence's home, which holds its tensors; later steps run there. A home replaced
+   * since fails the step as retryable (the caller starts the sequence over).
+   */
+  sequenceWorker(sequence: SequenceStep): number {
+    if (sequence.first) {
+      const slot = this.leastBusySlot();
+      if (!slot) throw new EngineError(RUNTIME_ENGINE, 'unavailable', 'every inference worker is restarting after a crash', true);
+      this.sequenceHomes.set(sequence.id, { slot, generation: slot.generation });
+      return slot.index;
+    }
+    const home = this.sequenceHomes.get(sequence.id);
+    if (!home) throw new EngineError(RUNTIME_ENGINE, 'bad_request', `sequence ${sequence.id} has no first step (or was ended)`, false);
+    if (!home.slot.alive || home.slot.generation !== home.generation) {
+      this.sequenceHomes.delete(sequence.id);
+      throw new EngineError(RUNTIME_ENGINE, 'inference_failed', `sequence ${sequence.id}: ${SEQUENCE_LOST_MESSAGE} (its inference worker was restarted)`, true);
+    }
+    return home.slot.index;
+  }
+
+  /**
+   * Runs steps of sequences homed on one worker (see sequenceWorker) as one request: the worker
+   * joins those that can share a run. Each step gets its outputs or the reason it failed.
+   */
+  async runSteps(
+    workerIndex: number,
+    modelKey: string,
+    steps: Array<{ feeds: Record<string, TensorData>; sequence: SequenceStep }>,
+    batching: StepBatching,
+  ): Promise<{ outcomes: StepOutcome[]; runs: StepRunRecord[] }> {
+    const slot = this.slots[workerIndex];
+    if (!slot?.alive) {
+      throw new EngineError(RUNTIME_ENGINE, 'inference_failed', `${SEQUENCE_LOST_MESSAGE}: inference worker ${workerIndex} is restarting after a crash`, true);
+    }
+    const feeds = steps.map((step) => step.feeds);
+    for (const stepFeeds of feeds) this.transfers.postedBytes += tensorBytesOf(stepFeeds);
+    const response = await this.send(slot, { type: 'run_steps', modelKey, steps, batching }, transferListOf(...feeds));
+    if (response.type !== 'step_results') throw unexpected(response);
+    for (const outcome of response.outcomes) if ('outputs' in outcome) this.transfers.receivedBytes += tensorBytesOf(outcome.outputs);
+    return { outcomes: response.outcomes, runs: response.runs };
   }
 
   /** Frees what a worker holds for the sequence; never throws (a crashed worker holds nothing). */
@@ -146,21 +183,6 @@ export class WorkerPool {
 
   transferStats(): TransferStats {
     return { ...this.transfers };
-  }
-
-  private sequenceSlot(sequence: SequenceStep): WorkerSlot | undefined {
-    if (sequence.first) {
-      const slot = this.leastBusySlot();
-      if (slot) this.sequenceHomes.set(sequence.id, { slot, generation: slot.generation });
-      return slot;
-    }
-    const home = this.sequenceHomes.get(sequence.id);
-    if (!home) throw new EngineError(RUNTIME_ENGINE, 'bad_request', `sequence ${sequence.id} has no first step (or was ended)`, false);
-    if (!home.slot.alive || home.slot.generation !== home.generation) {
-      this.sequenceHomes.delete(sequence.id);
-      throw new EngineError(RUNTIME_ENGINE, 'inference_failed', `sequence ${sequence.id}: ${SEQUENCE_LOST_MESSAGE} (its inference worker was restarted)`, true);
-    }
-    return home.slot;
   }
 
   /**

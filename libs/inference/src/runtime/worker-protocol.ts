@@ -3,6 +3,8 @@
  * as plain TensorData whose typed-array buffers are transferred, not copied, in both directions.
  */
 import type { InferenceDevice, TensorData } from '../contracts';
+import type { StepOutcome, StepRunRecord } from './sequence-step-runner';
+import type { StepBatching } from './step-batching';
 
 /**
  * Session settings sent with every load, so every worker builds identical sessions. The execution
@@ -35,7 +37,9 @@ export interface SequenceStep {
 export type WorkerRequest =
   | { type: 'probe'; requestId: number; provider: Exclude<InferenceDevice, 'cpu'> }
   | { type: 'load'; requestId: number; modelKey: string; path: string; executionProvider: InferenceDevice; settings: WorkerSessionSettings }
-  | { type: 'run'; requestId: number; modelKey: string; feeds: Record<string, TensorData>; sequence?: SequenceStep }
+  | { type: 'run'; requestId: number; modelKey: string; feeds: Record<string, TensorData> }
+  /** Steps of sequences this worker holds, run together where `batching` allows (see step-batching.ts). */
+  | { type: 'run_steps'; requestId: number; modelKey: string; steps: Array<{ feeds: Record<string, TensorData>; sequence: SequenceStep }>; batching: StepBatching }
   /** Frees what the worker holds for a sequence (answered with `ended`, held or not). */
   | { type: 'end_sequence'; requestId: number; sequenceId: string }
   /**
@@ -57,6 +61,8 @@ export type WorkerResponse =
   | { type: 'probed'; requestId: number; available: boolean; reason: string }
   | { type: 'loaded'; requestId: number; inputs: TensorMetadata[]; outputs: TensorMetadata[] }
   | { type: 'result'; requestId: number; outputs: Record<string, TensorData>; runMs: number }
+  /** Per step, its outputs or why it failed; per run, which steps it carried. */
+  | { type: 'step_results'; requestId: number; outcomes: StepOutcome[]; runs: StepRunRecord[] }
   | { type: 'ended'; requestId: number }
   | { type: 'failed'; requestId: number; message: string };
 
@@ -68,11 +74,13 @@ export function tensorBytesOf(tensors: Record<string, TensorData>): number {
 }
 
 /** The typed-array buffers to hand over with a message (each buffer listed once). */
-export function transferListOf(tensors: Record<string, TensorData>): ArrayBuffer[] {
+export function transferListOf(...tensorSets: Array<Record<string, TensorData>>): ArrayBuffer[] {
   const buffers = new Set<ArrayBuffer>();
-  for (const tensor of Object.values(tensors)) {
-    // SharedArrayBuffers are shared, not transferred; listing one would throw.
-    if (tensor.data.buffer instanceof ArrayBuffer) buffers.add(tensor.data.buffer);
+  for (const tensors of tensorSets) {
+    for (const tensor of Object.values(tensors)) {
+      // SharedArrayBuffers are shared, not transferred; listing one would throw.
+      if (tensor.data.buffer instanceof ArrayBuffer) buffers.add(tensor.data.buffer);
+    }
   }
   return [...buffers];
 }

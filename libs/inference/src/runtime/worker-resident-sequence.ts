@@ -5,8 +5,8 @@
  * held fails here with a clear message rather than inside onnxruntime.
  */
 import { EngineError, type ModelRunResult, type ModelSequence, type RunContext, type SequenceStepSpec, type TensorData } from '../contracts';
-import type { BatchScheduler } from './batch-scheduler';
 import { validateFeeds } from './feed-validation';
+import type { SequenceStepScheduler } from './sequence-step-scheduler';
 import { RUNTIME_ENGINE, type LoadedModelMetadata, type WorkerPool } from './worker-pool';
 
 export class WorkerResidentSequence implements ModelSequence {
@@ -18,7 +18,7 @@ export class WorkerResidentSequence implements ModelSequence {
   constructor(
     private readonly model: string,
     private readonly metadata: LoadedModelMetadata,
-    private readonly scheduler: BatchScheduler,
+    private readonly scheduler: SequenceStepScheduler,
     private readonly pool: WorkerPool,
     readonly id: string,
   ) {}
@@ -52,7 +52,7 @@ export class WorkerResidentSequence implements ModelSequence {
 
     this.running = true;
     try {
-      const result = await this.scheduler.submitStep(feeds, { id: this.id, first: this.steps === 0, carry, retain, discard }, context);
+      const result = await this.scheduler.submit(feeds, { id: this.id, first: this.steps === 0, carry, retain, discard }, context);
       this.steps += 1;
       // Mirrors the worker: fed-and-not-retained inputs are dropped, retained and carried ones held.
       for (const name of Object.keys(feeds)) if (!retain.includes(name)) this.held.delete(name);

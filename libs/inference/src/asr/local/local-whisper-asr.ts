@@ -24,9 +24,12 @@ export interface LocalWhisperAsrOptions {
   partialIntervalMs?: number;
   /** Most 30 s windows encoded in one run, across calls (default 8; 1: no batching). */
   encoderBatchRows?: number;
+  /** Most calls' decoder steps (one token each) run as one batch (default 16; 1: no batching). */
+  decoderBatchRows?: number;
 }
 
 const DEFAULT_ENCODER_BATCH_ROWS = 8;
+const DEFAULT_DECODER_BATCH_ROWS = 16;
 
 /**
  * Local Whisper-family ASR on onnxruntime sessions hosted by the injected InferenceRuntime: log-mel
@@ -56,12 +59,25 @@ export class LocalWhisperAsr implements AsrEngine {
     const tokens = new WhisperSpecialTokens(folder, name);
     const encoderBatchRows = options.encoderBatchRows ?? DEFAULT_ENCODER_BATCH_ROWS;
     if (!Number.isInteger(encoderBatchRows) || encoderBatchRows < 1) throw new RangeError(`encoderBatchRows must be a positive integer, got ${encoderBatchRows}`);
+    const decoderBatchRows = options.decoderBatchRows ?? DEFAULT_DECODER_BATCH_ROWS;
+    if (!Number.isInteger(decoderBatchRows) || decoderBatchRows < 1) throw new RangeError(`decoderBatchRows must be a positive integer, got ${decoderBatchRows}`);
     // Windows of calls whose turns end together are encoded as one batch (the runtime gathers only
     // while every worker is busy, so a lone call never waits for company). Decoding is a sequence
-    // per utterance whose KV cache stays in the worker: one row per step.
+    // per utterance whose KV cache stays in the worker; the steps of calls decoding together run
+    // as one batch where their caches have the same length (Whisper's decoder has no attention
+    // mask, so a shorter cache cannot be padded): windows encoded together decode in lockstep.
     const [encoder, decoder] = await Promise.all([
       options.runtime.loadModel({ name: `${name}/encoder`, path: folder.encoderPath, maxBatchRows: encoderBatchRows }),
-      options.runtime.loadModel({ name: `${name}/decoder`, path: folder.decoderPath, maxBatchRows: 1 }),
+      options.runtime.loadModel({
+        name: `${name}/decoder`,
+        path: folder.decoderPath,
+        maxBatchRows: 1,
+        batchingFor: ({ inputs, outputs }) => ({
+          // Every input has the batch first but the merged export's branch flag, shared by the batch.
+          batchAxes: { inputs: Object.fromEntries(inputs.filter((input) => input !== 'use_cache_branch').map((input) => [input, 0])), outputs: Object.fromEntries(outputs.map((output) => [output, 0])) },
+          sequenceBatching: { maxRows: decoderBatchRows },
+        }),
+      }),
     ]);
     checkDecoderInputs(name, decoder.inputNames, folder.decoderLayout, folder.decoderLayers);
     const melBins = folder.preprocessor.feature_size ?? folder.config.num_mel_bins ?? 80;

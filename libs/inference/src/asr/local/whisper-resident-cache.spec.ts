@@ -70,21 +70,28 @@ describe('Whisper decoding with the KV cache kept in the inference worker', () =
     expect(runtime.openSequences).toBe(0);
   });
 
-  it('encodes the windows of concurrent calls in one batch, and each call gets the tokens it gets alone', async () => {
+  it('batches concurrent calls: windows encoded together, decoder steps run together, and each call gets the tokens it gets alone', async () => {
     const batches: BatchRecord[] = [];
     const batching = await createInferenceRuntime({ device: 'cpu', workers: 1, logger: quietLogger, onBatch: (batch) => void batches.push(batch) });
     try {
       const asr = await LocalWhisperAsr.load({ runtime: batching, modelDir: join(dir, 'merged') });
       const names = ['goodbye', 'hours', 'transfer', 'goodbye'];
       const alone = [];
-      for (const name of names) alone.push((await asr.transcribe(speech(name))).tokens);
+      for (const name of names) alone.push(await asr.transcribe(speech(name)));
       batches.length = 0;
       const together = await Promise.all(names.map(async (name, index) => (await asr.transcribe(speech(name), { callId: `call-${index}` })).tokens));
-      expect(together).toEqual(alone);
+      expect(together).toEqual(alone.map((transcription) => transcription.tokens));
       // The first window starts on the idle worker at once; the others gather while it runs.
       const encoderRows = batches.filter((batch) => batch.model.endsWith('/encoder')).map((batch) => batch.rows);
       expect(encoderRows.reduce((sum, rows) => sum + rows, 0)).toBe(names.length);
       expect(Math.max(...encoderRows)).toBeGreaterThan(1);
+      // Windows encoded together decode in lockstep: their steps (caches of equal length) share runs.
+      const decoderRuns = batches.filter((batch) => batch.model.endsWith('/decoder'));
+      const steps = alone.reduce((sum, transcription) => sum + transcription.decoderSteps, 0);
+      expect(decoderRuns.reduce((sum, batch) => sum + batch.rows, 0)).toBe(steps);
+      expect(Math.max(...decoderRuns.map((batch) => batch.rows))).toBeGreaterThanOrEqual(encoderRows[encoderRows.length - 1]!);
+      expect(decoderRuns.length).toBeLessThan(steps);
+      expect(batching.openSequences).toBe(0);
     } finally {
       await batching.close();
     }

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { basename } from 'node:path';
-import { EngineError, type InferenceRuntime, type ModelHandle } from '../../contracts';
+import { EngineError, type InferenceRuntime, type ModelHandle, type ModelLoadSpec } from '../../contracts';
 import type { ChatMessage, LlmEngine, LlmEvent, LlmRequest, ToolDefinition } from '../llm-engine';
 import { detectChatTemplate } from './chat-template';
 import { ChatMlPromptRenderer } from './chatml-prompt';
@@ -28,6 +28,8 @@ export interface LocalOnnxLlmOptions {
   contextTokens?: number;
   /** Prompt tokens per model run while reading the prompt; default 256. */
   prefillChunkTokens?: number;
+  /** Most calls' decode steps run as one batch (default 16; 1: every call's tokens run alone). */
+  decodeBatchRows?: number;
 }
 
 /**
@@ -54,8 +56,10 @@ export class LocalOnnxLlm implements LlmEngine {
     const prefillChunkTokens = positiveInteger(options.prefillChunkTokens ?? 256, 'prefillChunkTokens');
     const folder = await readLlmModelFolder(options.modelDir, name, options.fileSuffix);
     const template = detectChatTemplate(name, folder.chatTemplate, (token) => folder.tokenizer.idOf(token) !== undefined);
-    // Each call's KV cache has its own length: requests never share a batch.
-    const model = await options.runtime.loadModel({ name, path: folder.modelPath, maxBatchRows: 1 });
+    const decodeBatchRows = positiveInteger(options.decodeBatchRows ?? 16, 'decodeBatchRows');
+    // Whole runs never share a batch (each call's cache has its own length), but the steps of
+    // calls decoding at once do: continuous batching, see llmStepBatching.
+    const model = await options.runtime.loadModel({ name, path: folder.modelPath, maxBatchRows: 1, batchingFor: (signature) => llmStepBatching(signature, decodeBatchRows) });
     checkSignature(name, model, folder.layers);
     const contextTokens = Math.min(folder.contextTokens, positiveInteger(options.contextTokens ?? folder.contextTokens, 'contextTokens'));
     return new LocalOnnxLlm(name, folder, model, new ChatMlPromptRenderer(name, template), {
@@ -149,6 +153,24 @@ export class LocalOnnxLlm implements LlmEngine {
 }
 
 /** The graph must take exactly the inputs a KV-cache decoder export has, for config.json's layer count. */
+/**
+ * Every input and output has the batch first. Caches of different lengths join left-padded: zeros
+ * in front of the shorter ones' keys and values, masked by attention_mask (0 there), as batched
+ * generation pads prompts. Only when the graph takes position_ids: a graph without it numbers
+ * positions from the cache length, which padding would shift; its steps join at equal lengths.
+ */
+function llmStepBatching(signature: { inputs: readonly string[]; outputs: readonly string[] }, maxRows: number): Pick<ModelLoadSpec, 'batchAxes' | 'sequenceBatching'> {
+  const leftPadded: Record<string, number> = {};
+  if (signature.inputs.includes('position_ids')) {
+    for (const input of signature.inputs) if (input.startsWith('past_key_values.')) leftPadded[input] = 2;
+    if (signature.inputs.includes('attention_mask')) leftPadded['attention_mask'] = 1;
+  }
+  return {
+    batchAxes: { inputs: Object.fromEntries(signature.inputs.map((input) => [input, 0])), outputs: Object.fromEntries(signature.outputs.map((output) => [output, 0])) },
+    sequenceBatching: { maxRows, leftPadded },
+  };
+}
+
 function checkSignature(engine: string, model: ModelHandle, layers: number): void {
   const required = ['input_ids', 'attention_mask'];
   for (let layer = 0; layer < layers; layer++) required.push(`past_key_values.${layer}.key`, `past_key_values.${layer}.value`);
