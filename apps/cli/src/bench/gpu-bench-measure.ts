@@ -69,7 +69,8 @@ function runsPerWorker(stage: BenchStage, batch: number, workers: number): numbe
 async function measureBatch(runtime: OnnxInferenceRuntime, stage: BenchStage, batch: number, seconds: number, batchLog: BatchRecord[]): Promise<StageMeasurement> {
   // Batched stages get a handle per batch size (maxBatchRows is the handle's); each is its own session.
   const name = stage.mode === 'batched' ? `${stage.id}@${batch}` : stage.id;
-  const handle = await runtime.loadModel({ name, path: stage.path, maxBatchRows: stage.mode === 'batched' ? batch : 1, batchAxes: stage.batchAxes });
+  const maxBatchRows = stage.mode === 'batched' ? batch : 1;
+  const handle = await runtime.loadModel({ name, path: stage.path, maxBatchRows, batchAxes: stage.batchAxes, batchingFor: stage.batchingFor?.(maxBatchRows) });
   const lanes = Array.from({ length: batch }, (_, index) => stage.lane(index));
   // Stateful lanes' unmeasured work (starting a sequence over) runs before the round's clock starts,
   // and its runs are taken out of the batch log so they do not count as the stage's compute.

@@ -7,15 +7,18 @@
  * outputs come back as the next step's past), starting over after a reply's worth of tokens so the
  * past length stays what a call sees.
  *
- * Batching follows the graphs: VAD, Smart Turn and the Whisper encoder batch along axis 0, so a
- * round of B requests runs as one B-row batch (maxBatchRows B). The decoders (each call's past has
- * its own length), Kokoro (its waveform output has no batch axis) and Piper (the engine runs one
- * sentence per run) load with maxBatchRows 1, as their engines do: B requests are B runs spread
- * over the workers ("concurrent").
+ * Batching follows the engines: VAD, Smart Turn and the Whisper encoder batch along axis 0, so a
+ * round of B requests runs as one B-row batch (maxBatchRows B). The decoders batch as their engines
+ * load them (whisperDecoderBatching, llmStepBatching): the cached steps of the B calls homed on one
+ * worker run as one run there (B / workers rows). Kokoro (its waveform output has no batch axis) and Piper (the engine
+ * runs one sentence per run) load with maxBatchRows 1, as their engines do: B requests are B runs
+ * spread over the workers ("concurrent").
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ModelHandle, ModelLoadSpec, ModelRunResult, ModelSequence, TensorData } from '@switchboard/inference/contracts';
+import { whisperDecoderBatching } from '@switchboard/inference/asr/local';
+import { llmStepBatching } from '@switchboard/inference/llm/local';
 import { standInModelPaths, type StandInModelName } from '@switchboard/inference/stand-in-models';
 import { defaultSileroModelPath } from '@switchboard/inference/vad';
 import type { GpuBenchModel } from './gpu-bench-args';
@@ -40,6 +43,8 @@ export interface BenchStage {
   path: string;
   mode: 'batched' | 'concurrent';
   batchAxes?: ModelLoadSpec['batchAxes'];
+  /** The engine's batching for a model whose batch axes depend on its graph, at `maxRows` rows. */
+  batchingFor?: (maxRows: number) => ModelLoadSpec['batchingFor'];
   lane(index: number): Lane;
   /** Seconds of audio one item covers or produces; absent where a real-time factor means nothing. */
   audioSeconds?(outputs: Record<string, TensorData>): number;
@@ -115,6 +120,8 @@ export function benchStages(models: readonly GpuBenchModel[], modelsDir: string)
       model: 'whisper',
       item: 'first decoder step: 4 prompt tokens + cross-attention keys/values from 1500 positions',
       path: whisper('decoder_model_merged.onnx'),
+      // Run as the engine's first steps land: each call's sequence is homed on the least busy
+      // worker, so B calls spread over the workers (those sharing one join, at no saving here).
       mode: 'concurrent',
       lane: (index) => stateless(() => whisperFirstStepFeeds(index)),
     },
@@ -123,7 +130,8 @@ export function benchStages(models: readonly GpuBenchModel[], modelsDir: string)
       model: 'whisper',
       item: `decoder step, KV cache held by the worker (past 4..${WHISPER_PROMPT_TOKENS + WHISPER_REPLY_TOKENS - 1} tokens, 51865-way logits)`,
       path: whisper('decoder_model_merged.onnx'),
-      mode: 'concurrent',
+      mode: 'batched',
+      batchingFor: whisperDecoderBatching,
       lane: (index) => whisperStepLane(index),
     },
     {
@@ -158,7 +166,8 @@ export function benchStages(models: readonly GpuBenchModel[], modelsDir: string)
       model: 'llm',
       item: `decode step with KV cache (Qwen2.5-0.5B cache shape, past ${LLM_CONTEXT_TOKENS}..${LLM_CONTEXT_TOKENS + LLM_REPLY_TOKENS - 1})`,
       path: join(paths.llm, 'onnx', 'model.onnx'),
-      mode: 'concurrent',
+      mode: 'batched',
+      batchingFor: llmStepBatching,
       lane: () => llmStepLane(),
     },
   ];

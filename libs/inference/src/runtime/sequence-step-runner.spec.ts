@@ -1,5 +1,6 @@
 import * as ort from 'onnxruntime-node';
 import type { TensorData } from '../contracts';
+import { materialized } from './batch-row-view';
 import { SequenceStepRunner, type StepRequest } from './sequence-step-runner';
 import { SEQUENCE_LOST_MESSAGE, SequenceStore } from './sequence-store';
 import type { StepBatching } from './step-batching';
@@ -11,6 +12,7 @@ import type { StepBatching } from './step-batching';
  */
 class FakeDecoder {
   readonly runs: Array<Record<string, ort.Tensor>> = [];
+  readonly results: Array<Record<string, ort.Tensor>> = [];
   failWhenBatched = false;
 
   async run(feeds: Record<string, ort.Tensor>): Promise<Record<string, ort.Tensor>> {
@@ -29,7 +31,9 @@ class FakeDecoder {
       next.set((state.data as Float32Array).subarray(row * length, (row + 1) * length), row * (length + 1));
       next[row * (length + 1) + length] = out[row]!;
     }
-    return { out: new ort.Tensor('float32', out, [rows, 1]), next_state: new ort.Tensor('float32', next, [rows, length + 1]) };
+    const results = { out: new ort.Tensor('float32', out, [rows, 1]), next_state: new ort.Tensor('float32', next, [rows, length + 1]) };
+    this.results.push(results);
+    return results;
   }
 }
 
@@ -53,11 +57,27 @@ describe('SequenceStepRunner (a worker running several sequences’ steps togeth
     expect(runs).toEqual([{ steps: [0, 1], stepRows: [1, 1], runMs: expect.any(Number) }]);
     // a: 3 + (1 + 3) = 7; b: 10 + 0.
     expect(outcomes.map(outOf)).toEqual([7, 10]);
-    expect(Array.from(store.begin('a', 'm', false)['state']!.data as Float32Array)).toEqual([1, 3, 7]);
-    expect(Array.from(store.begin('b', 'm', false)['state']!.data as Float32Array)).toEqual([10]);
+    expect(Array.from(materialized(store.begin('a', 'm', false)['state']!).data as Float32Array)).toEqual([1, 3, 7]);
+    expect(Array.from(materialized(store.begin('b', 'm', false)['state']!).data as Float32Array)).toEqual([10]);
     // The padded run fed b's state with zeros in front.
     expect(session.runs[2]!['state']!.dims).toEqual([2, 2]);
     expect(Array.from(session.runs[2]!['state']!.data as Float32Array)).toEqual([1, 3, 0, 0]);
+  });
+
+  it('feeds a group that runs again the batch its last run produced, and splits it only when the group changes', async () => {
+    const session = new FakeDecoder();
+    const runner = new SequenceStepRunner(new SequenceStore());
+    await runner.run('m', session, [first('a', 1)], batching);
+    await runner.run('m', session, [next('a', 2), first('b', 10)], batching);
+    // Same group, submitted in the other order: fed the very batch run 2 produced, rows in its order.
+    const { outcomes } = await runner.run('m', session, [next('b', 20), next('a', 3)], batching);
+    expect(session.runs[2]!['state']).toBe(session.results[1]!['next_state']);
+    expect(Array.from(session.runs[2]!['state']!.data as Float32Array)).toEqual([1, 3, 0, 10]);
+    expect(outcomes.map(outOf)).toEqual([30, 7]);
+    // a runs alone: its rows are copied out of the batch, without b's and without padding.
+    const alone = await runner.run('m', session, [next('a', 4)], batching);
+    expect(session.runs[3]!['state']!.dims).toEqual([1, 3]);
+    expect(outOf(alone.outcomes[0])).toBe(4 + 1 + 3 + 7);
   });
 
   it('fails only the step whose sequence state is lost', async () => {

@@ -11,6 +11,8 @@
 import { performance } from 'node:perf_hooks';
 import * as ort from 'onnxruntime-node';
 import type { TensorData } from '../contracts';
+import { BatchRowView, materialized, wholeBatchOf, type HeldTensor } from './batch-row-view';
+import { asTensorData, toOrtTensor } from './ort-tensor-data';
 import type { SequenceStore } from './sequence-store';
 import { joinStepInputs, planStepGroups, type StepBatching, type StepGroup } from './step-batching';
 import { copyTensor, sliceRows } from './tensor-batching';
@@ -32,9 +34,10 @@ export interface StepRunRecord {
 }
 
 type OrtFeeds = Record<string, ort.Tensor>;
+type HeldFeeds = Record<string, HeldTensor>;
 
 interface JoinedInput {
-  parts: ort.Tensor[];
+  parts: HeldTensor[];
   pads: number[];
   joined: ort.Tensor;
 }
@@ -57,10 +60,10 @@ export class SequenceStepRunner {
   ): Promise<{ outcomes: StepOutcome[]; runs: StepRunRecord[] }> {
     const outcomes: StepOutcome[] = new Array(steps.length);
     const runs: StepRunRecord[] = [];
-    const merged: Array<OrtFeeds | undefined> = steps.map((step, index) => {
+    const merged: Array<HeldFeeds | undefined> = steps.map((step, index) => {
       try {
         // A sequence's held tensors first, this step's feeds over them.
-        const feeds: OrtFeeds = { ...this.store.begin(step.sequence.id, modelKey, step.sequence.first) };
+        const feeds: HeldFeeds = { ...this.store.begin(step.sequence.id, modelKey, step.sequence.first) };
         for (const [name, tensor] of Object.entries(step.feeds)) feeds[name] = new ort.Tensor(tensor.type, tensor.data, tensor.dims);
         return feeds;
       } catch (error) {
@@ -72,7 +75,7 @@ export class SequenceStepRunner {
     const groups = planStepGroups(
       runnable.map((index) => merged[index]!),
       batching,
-    ).map((group) => ({ steps: group.steps.map((position) => runnable[position]!), pads: group.pads }));
+    ).map((group) => inBatchOrder({ steps: group.steps.map((position) => runnable[position]!), pads: group.pads }, merged));
 
     const joinedNow = new Map<string, JoinedInput[]>();
     const runGroup = async (group: StepGroup): Promise<void> => {
@@ -80,7 +83,7 @@ export class SequenceStepRunner {
       let results: OrtFeeds;
       let runMs: number;
       try {
-        const joined = group.steps.length === 1 ? feeds[0]! : this.join(feeds, group.pads, batching, joinedNow);
+        const joined = group.steps.length === 1 ? materializedFeeds(feeds[0]!) : this.join(feeds, group.pads, batching, joinedNow);
         const startedAt = performance.now();
         results = await session.run(joined);
         runMs = performance.now() - startedAt;
@@ -111,19 +114,25 @@ export class SequenceStepRunner {
   }
 
   /** Joins each input across the group's steps (shared inputs are the first step's). */
-  private join(feeds: readonly OrtFeeds[], pads: readonly number[], batching: StepBatching, joinedNow: Map<string, JoinedInput[]>): OrtFeeds {
+  private join(feeds: readonly HeldFeeds[], pads: readonly number[], batching: StepBatching, joinedNow: Map<string, JoinedInput[]>): OrtFeeds {
     const joined: OrtFeeds = {};
     for (const name of Object.keys(feeds[0]!)) {
       const axis = batching.inputs[name];
       const parts = feeds.map((stepFeeds) => stepFeeds[name]!);
       if (axis === undefined) {
-        joined[name] = parts[0]!;
+        joined[name] = materialized(parts[0]!);
+        continue;
+      }
+      // The same group again: its carried state is still the batch the last run produced.
+      const whole = wholeBatchOf(parts, pads);
+      if (whole) {
+        joined[name] = whole;
         continue;
       }
       const earlier = [...(this.joinedInputs.get(name) ?? []), ...(joinedNow.get(name) ?? [])].find(
         (entry) => entry.parts.length === parts.length && entry.parts.every((part, index) => part === parts[index] && entry.pads[index] === pads[index]),
       );
-      const entry = earlier ?? { parts, pads: [...pads], joined: toOrt(joinStepInputs(parts.map((part) => asTensorData(part)), axis, batching.leftPadded[name], pads)) };
+      const entry = earlier ?? { parts, pads: [...pads], joined: toOrtTensor(joinStepInputs(parts.map((part) => asTensorData(materialized(part))), axis, batching.leftPadded[name], pads)) };
       const kept = joinedNow.get(name);
       if (kept) {
         if (!kept.includes(entry)) kept.push(entry);
@@ -134,13 +143,14 @@ export class SequenceStepRunner {
   }
 
   /**
-   * Keeps what the step's sequence carries (its rows of the carried outputs, trimmed of padding)
-   * and returns its rows of the outputs it wants. `slice` is absent for a step that ran alone.
+   * Keeps what the step's sequence carries (its rows of the carried outputs, as views of the batch
+   * that know their padding) and returns its rows of the outputs it wants. `slice` is absent for a
+   * step that ran alone.
    */
   private finishStep(
     modelKey: string,
     step: StepRequest,
-    feeds: OrtFeeds,
+    feeds: HeldFeeds,
     results: OrtFeeds,
     slice: { rowStart: number; rows: number; pad: number } | undefined,
     batching: StepBatching,
@@ -152,7 +162,7 @@ export class SequenceStepRunner {
       const axis = batching.outputs[name];
       return axis === undefined ? copyTensor(data) : sliceRows(data, axis, slice.rowStart, slice.rows);
     };
-    const held: OrtFeeds = {};
+    const held: HeldFeeds = {};
     // What the sequence held and this step did not replace stays (e.g. cross-attention keys).
     for (const [name, tensor] of Object.entries(feeds)) if (!(name in step.feeds) || sequence.retain.includes(name)) held[name] = tensor;
     for (const [output, input] of Object.entries(sequence.carry)) {
@@ -162,10 +172,9 @@ export class SequenceStepRunner {
         held[input] = tensor;
         continue;
       }
-      let carried = own(output, tensor);
+      const axis = batching.outputs[output];
       const padAxis = batching.leftPadded[input];
-      if (padAxis !== undefined && slice.pad > 0) carried = sliceRows(carried, padAxis, slice.pad, carried.dims[padAxis]! - slice.pad);
-      held[input] = toOrt(carried);
+      held[input] = axis === undefined ? toOrtTensor(copyTensor(asTensorData(tensor))) : new BatchRowView(tensor, axis, slice.rowStart, slice.rows, padAxis, padAxis === undefined ? 0 : slice.pad);
     }
     this.store.keep(sequence.id, modelKey, held);
     const outputs: Record<string, TensorData> = {};
@@ -176,7 +185,7 @@ export class SequenceStepRunner {
   }
 }
 
-function rowsOf(feeds: OrtFeeds, batching: StepBatching): number {
+function rowsOf(feeds: HeldFeeds, batching: StepBatching): number {
   for (const [name, axis] of Object.entries(batching.inputs)) {
     const size = feeds[name]?.dims[axis];
     if (size !== undefined) return size;
@@ -184,16 +193,23 @@ function rowsOf(feeds: OrtFeeds, batching: StepBatching): number {
   return 1;
 }
 
-const CARRIED_TYPES = new Set<string>(['float32', 'float16', 'int64', 'int32', 'int8', 'uint8', 'bool']);
-
-/** A view of an ort tensor's CPU data (no copy). */
-export function asTensorData(tensor: ort.Tensor, label = 'tensor'): TensorData {
-  if (!CARRIED_TYPES.has(tensor.type)) throw new Error(`${label} has element type ${tensor.type}, which the runtime does not carry`);
-  return { type: tensor.type as TensorData['type'], data: tensor.data as TensorData['data'], dims: [...tensor.dims] };
+/** A group whose steps all hold rows of one batch runs them in that batch's row order, so it can be fed again as it is. */
+function inBatchOrder(group: StepGroup, merged: ReadonlyArray<HeldFeeds | undefined>): StepGroup {
+  if (group.steps.length < 2) return group;
+  const first = merged[group.steps[0]!]!;
+  const name = Object.keys(first).find((input) => first[input] instanceof BatchRowView);
+  if (!name) return group;
+  const views = group.steps.map((index) => merged[index]![name]);
+  const batch = (views[0] as BatchRowView).batch;
+  if (!views.every((view) => view instanceof BatchRowView && view.batch === batch)) return group;
+  const order = group.steps.map((_, position) => position).sort((a, b) => (views[a] as BatchRowView).rowStart - (views[b] as BatchRowView).rowStart);
+  return { steps: order.map((position) => group.steps[position]!), pads: order.map((position) => group.pads[position]!) };
 }
 
-function toOrt(tensor: TensorData): ort.Tensor {
-  return new ort.Tensor(tensor.type, tensor.data, tensor.dims);
+function materializedFeeds(feeds: HeldFeeds): OrtFeeds {
+  const own: OrtFeeds = {};
+  for (const [name, tensor] of Object.entries(feeds)) own[name] = materialized(tensor);
+  return own;
 }
 
 function messageOf(error: unknown): string {

@@ -7,7 +7,7 @@
  * its caller starts over.
  */
 import { totalmem } from 'node:os';
-import type * as ort from 'onnxruntime-node';
+import type { HeldTensor } from './batch-row-view';
 
 /** The start of the error a run gets when the worker no longer holds its sequence. */
 export const SEQUENCE_LOST_MESSAGE = 'sequence state lost';
@@ -24,15 +24,18 @@ export const DEFAULT_SEQUENCE_LIMITS: SequenceStoreLimits = { maxSequences: 4096
 
 interface HeldSequence {
   modelKey: string;
-  tensors: Record<string, ort.Tensor>;
+  tensors: Record<string, HeldTensor>;
   bytes: number;
   lastUsedAt: number;
 }
 
-const BYTES_PER_ELEMENT: Partial<Record<ort.Tensor.Type, number>> = { float32: 4, float16: 2, int64: 8, int32: 4, int8: 1, uint8: 1, bool: 1 };
+const BYTES_PER_ELEMENT: Partial<Record<string, number>> = { float32: 4, float16: 2, int64: 8, int32: 4, int8: 1, uint8: 1, bool: 1 };
 
-/** A tensor's size from its dims (its data may live on a GPU, where `data` cannot be read). */
-function bytesOf(tensor: ort.Tensor): number {
+/**
+ * A tensor's size from its dims (its data may live on a GPU, where `data` cannot be read). A
+ * sequence's rows of a batch count as their own share of it.
+ */
+function bytesOf(tensor: HeldTensor): number {
   return tensor.dims.reduce((product, dim) => product * dim, 1) * (BYTES_PER_ELEMENT[tensor.type] ?? 8);
 }
 
@@ -54,7 +57,7 @@ export class SequenceStore {
    * The tensors a run of `id` starts from: empty on its first run; on later runs what it held,
    * or an error when that is gone (dropped as idle or least recently used, or held for another model).
    */
-  begin(id: string, modelKey: string, first: boolean): Record<string, ort.Tensor> {
+  begin(id: string, modelKey: string, first: boolean): Record<string, HeldTensor> {
     this.dropIdle();
     const held = this.sequences.get(id);
     if (first) {
@@ -67,7 +70,7 @@ export class SequenceStore {
   }
 
   /** Keeps `tensors` as what the sequence's next run starts from. */
-  keep(id: string, modelKey: string, tensors: Record<string, ort.Tensor>): void {
+  keep(id: string, modelKey: string, tensors: Record<string, HeldTensor>): void {
     this.end(id);
     const bytes = Object.values(tensors).reduce((sum, tensor) => sum + bytesOf(tensor), 0);
     this.sequences.set(id, { modelKey, tensors, bytes, lastUsedAt: this.now() });

@@ -29,11 +29,11 @@ export interface StepBatching {
   maxRows: number;
 }
 
-/** A tensor as planning sees it: ort.Tensor and TensorData both fit. */
+/** A tensor as planning sees it: ort.Tensor, TensorData and a batch's rows (no data of their own) fit. */
 export interface ShapedTensor {
   readonly type: string;
   readonly dims: readonly number[];
-  readonly data: unknown;
+  readonly data?: unknown;
 }
 
 export interface StepGroup {

@@ -1,4 +1,4 @@
-export { LocalWhisperAsr, type LocalWhisperAsrOptions } from './local-whisper-asr';
+export { LocalWhisperAsr, whisperDecoderBatching, type LocalWhisperAsrOptions } from './local-whisper-asr';
 export type { TranscribeOptions, Transcription } from './whisper-transcriber';
 export { readWhisperModelFolder, type WhisperModelFolder, type WhisperDecoderLayout } from './whisper-model-folder';
 export { WhisperSpecialTokens } from './whisper-special-tokens';

@@ -1,5 +1,5 @@
 import { basename } from 'node:path';
-import { EngineError, type InferenceRuntime } from '../../contracts';
+import { EngineError, type InferenceRuntime, type ModelLoadSpec } from '../../contracts';
 import type { AsrEngine, AsrSession } from '../asr-engine';
 import { LocalWhisperAsrSession } from './local-whisper-asr-session';
 import { WhisperGreedyDecoder } from './whisper-greedy-decoder';
@@ -72,11 +72,7 @@ export class LocalWhisperAsr implements AsrEngine {
         name: `${name}/decoder`,
         path: folder.decoderPath,
         maxBatchRows: 1,
-        batchingFor: ({ inputs, outputs }) => ({
-          // Every input has the batch first but the merged export's branch flag, shared by the batch.
-          batchAxes: { inputs: Object.fromEntries(inputs.filter((input) => input !== 'use_cache_branch').map((input) => [input, 0])), outputs: Object.fromEntries(outputs.map((output) => [output, 0])) },
-          sequenceBatching: { maxRows: decoderBatchRows },
-        }),
+        batchingFor: whisperDecoderBatching(decoderBatchRows),
       }),
     ]);
     checkDecoderInputs(name, decoder.inputNames, folder.decoderLayout, folder.decoderLayers);
@@ -136,4 +132,19 @@ function checkDecoderInputs(engine: string, inputNames: readonly string[], layou
       false,
     );
   }
+}
+
+/**
+ * How Whisper decoder steps of different calls join: every input has the batch first but the
+ * merged export's `use_cache_branch`, which the batch shares; no padding, as the decoder has no
+ * attention mask (steps join at equal cache lengths).
+ */
+export function whisperDecoderBatching(maxRows: number): NonNullable<ModelLoadSpec['batchingFor']> {
+  return ({ inputs, outputs }) => ({
+    batchAxes: {
+      inputs: Object.fromEntries(inputs.filter((input) => input !== 'use_cache_branch').map((input) => [input, 0])),
+      outputs: Object.fromEntries(outputs.map((output) => [output, 0])),
+    },
+    sequenceBatching: { maxRows },
+  });
 }

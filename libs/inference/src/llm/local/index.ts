@@ -1,4 +1,4 @@
-export { LocalOnnxLlm, type LocalOnnxLlmOptions } from './local-onnx-llm';
+export { LocalOnnxLlm, llmStepBatching, type LocalOnnxLlmOptions } from './local-onnx-llm';
 export { readLlmModelFolder, type LlmModelFolder } from './llm-model-folder';
 export { LlmTokenizer } from './llm-tokenizer';
 export { detectChatTemplate, type ChatMlTemplate } from './chat-template';

@@ -59,7 +59,7 @@ export class LocalOnnxLlm implements LlmEngine {
     const decodeBatchRows = positiveInteger(options.decodeBatchRows ?? 16, 'decodeBatchRows');
     // Whole runs never share a batch (each call's cache has its own length), but the steps of
     // calls decoding at once do: continuous batching, see llmStepBatching.
-    const model = await options.runtime.loadModel({ name, path: folder.modelPath, maxBatchRows: 1, batchingFor: (signature) => llmStepBatching(signature, decodeBatchRows) });
+    const model = await options.runtime.loadModel({ name, path: folder.modelPath, maxBatchRows: 1, batchingFor: llmStepBatching(decodeBatchRows) });
     checkSignature(name, model, folder.layers);
     const contextTokens = Math.min(folder.contextTokens, positiveInteger(options.contextTokens ?? folder.contextTokens, 'contextTokens'));
     return new LocalOnnxLlm(name, folder, model, new ChatMlPromptRenderer(name, template), {
@@ -159,15 +159,17 @@ export class LocalOnnxLlm implements LlmEngine {
  * generation pads prompts. Only when the graph takes position_ids: a graph without it numbers
  * positions from the cache length, which padding would shift; its steps join at equal lengths.
  */
-function llmStepBatching(signature: { inputs: readonly string[]; outputs: readonly string[] }, maxRows: number): Pick<ModelLoadSpec, 'batchAxes' | 'sequenceBatching'> {
-  const leftPadded: Record<string, number> = {};
-  if (signature.inputs.includes('position_ids')) {
-    for (const input of signature.inputs) if (input.startsWith('past_key_values.')) leftPadded[input] = 2;
-    if (signature.inputs.includes('attention_mask')) leftPadded['attention_mask'] = 1;
-  }
-  return {
-    batchAxes: { inputs: Object.fromEntries(signature.inputs.map((input) => [input, 0])), outputs: Object.fromEntries(signature.outputs.map((output) => [output, 0])) },
-    sequenceBatching: { maxRows, leftPadded },
+export function llmStepBatching(maxRows: number): NonNullable<ModelLoadSpec['batchingFor']> {
+  return (signature) => {
+    const leftPadded: Record<string, number> = {};
+    if (signature.inputs.includes('position_ids')) {
+      for (const input of signature.inputs) if (input.startsWith('past_key_values.')) leftPadded[input] = 2;
+      if (signature.inputs.includes('attention_mask')) leftPadded['attention_mask'] = 1;
+    }
+    return {
+      batchAxes: { inputs: Object.fromEntries(signature.inputs.map((input) => [input, 0])), outputs: Object.fromEntries(signature.outputs.map((output) => [output, 0])) },
+      sequenceBatching: { maxRows, leftPadded },
+    };
   };
 }
 
