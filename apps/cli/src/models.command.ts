@@ -61,7 +61,7 @@ export async function runModelsCommand(
     case 'list':
       return list(registry, io);
     case 'pull':
-      return pull(registry, command.name, command.force, settings, io, dependencies);
+      return pull(registry, command.name, { force: command.force, precisions: command.precisions }, settings, io, dependencies);
     case 'verify':
       return verify(registry, command.name, io);
     case 'remove':
@@ -80,7 +80,7 @@ async function list(registry: ModelRegistry, io: ModelsCommandOutput): Promise<n
 async function pull(
   registry: ModelRegistry,
   name: string,
-  force: boolean,
+  { force, precisions }: { force: boolean; precisions: Array<'fp16' | 'int8'> },
   settings: ModelsSettings,
   io: ModelsCommandOutput,
   dependencies: ModelsCommandDependencies,
@@ -93,6 +93,7 @@ async function pull(
   try {
     const result = await pullModel(registry, name, {
       force,
+      precisions,
       endpoint: settings.endpoint,
       ...(settings.token ? { token: settings.token } : {}),
       ...(dependencies.retries === undefined ? {} : { retries: dependencies.retries }),

@@ -9,6 +9,7 @@ import type { CatalogFile, HubCatalogEntry } from './model-catalog.types';
 import { type ChecksumSource, type ManifestFile, type ModelManifest, writeManifest } from './model-manifest';
 import { MANIFEST_FILE, PARTIAL_SUFFIX, modelFilePath, modelFolder } from './model-paths';
 import { ModelPullError } from './model-pull.error';
+import { PRECISION_FILE_SUFFIXES, variantPath, type ModelPrecision } from '../runtime/model-precision';
 import type { ModelRegistry } from './model-registry';
 
 export type PullEvent =
@@ -37,6 +38,11 @@ export interface PullOptions {
   fetchImpl?: typeof fetch;
   onEvent?: (event: PullEvent) => void;
   now?: () => Date;
+  /**
+   * Also pull these numeric variants of each ONNX file (INFERENCE_MODEL_PRECISION), named as the
+   * Hub's exports name them (`encoder_model_int8.onnx`, else `encoder_model_quantized.onnx`).
+   */
+  precisions?: readonly Exclude<ModelPrecision, 'fp32'>[];
 }
 
 export type PullResult =
@@ -74,7 +80,8 @@ export async function pullModel(registry: ModelRegistry, name: string, options: 
   } else {
     const installed = await registry.statusOf(name);
     const manifest = await registry.get(name);
-    if (installed?.state === 'installed' && manifest !== null) {
+    const hasVariants = (wanted: WantedVariant): boolean => manifest !== null && manifest.files.some((file) => wanted.candidates.includes(file.path));
+    if (installed?.state === 'installed' && manifest !== null && wantedVariants(entry, options.precisions).every(hasVariants)) {
       return { status: 'already-installed', name, manifest, trustedOnFirstUse: [] };
     }
     // A corrupt install becomes "not installed" until this pull completes; good files are kept.
@@ -102,6 +109,7 @@ export async function pullModel(registry: ModelRegistry, name: string, options: 
   const files: ManifestFile[] = [];
   try {
     for (const file of entry.files) files.push(await pullFile(context, file));
+    for (const wanted of wantedVariants(entry, options.precisions)) files.push(await pullVariant(context, wanted));
   } catch (error) {
     const explained = await explainFailure(error, context);
     // Nothing downloaded (offline from the start): leave no empty folder behind.
@@ -123,6 +131,40 @@ export async function pullModel(registry: ModelRegistry, name: string, options: 
   await writeManifest(modelsDir, manifest);
   const trustedOnFirstUse = files.filter((file) => file.checksumSource === 'trust-on-first-use').map((file) => file.path);
   return { status: 'pulled', name, manifest, trustedOnFirstUse };
+}
+
+/** One ONNX file's variant for one precision, and the names the Hub's exports may give it. */
+interface WantedVariant {
+  base: string;
+  precision: ModelPrecision;
+  candidates: string[];
+}
+
+function wantedVariants(entry: HubCatalogEntry, precisions: PullOptions['precisions'] = []): WantedVariant[] {
+  return precisions.flatMap((precision) =>
+    entry.files
+      .filter((file) => file.path.endsWith('.onnx'))
+      .map((file) => ({ base: file.path, precision, candidates: PRECISION_FILE_SUFFIXES[precision].map((suffix) => variantPath(file.path, suffix)) })),
+  );
+}
+
+/**
+ * The first of the variant's names the repository has. Its checksum comes from the Hub (the
+ * catalog lists the full-precision files only); a repository without any of them fails the pull.
+ */
+async function pullVariant(context: PullContext, wanted: WantedVariant): Promise<ManifestFile> {
+  for (const path of wanted.candidates) {
+    try {
+      return await pullFile(context, { path, sizeBytes: null, sha256: null });
+    } catch (error) {
+      if (!(error instanceof ModelPullError && error.code === 'not_found')) throw error;
+    }
+  }
+  throw new ModelPullError(
+    'not_found',
+    `${context.entry.source.repo} publishes no ${wanted.precision} variant of ${wanted.base} (tried ${wanted.candidates.join(', ')}): this model runs fp32 only`,
+    false,
+  );
 }
 
 async function pullFile(context: PullContext, file: CatalogFile): Promise<ManifestFile> {
