@@ -8,7 +8,7 @@ describe('loadAppConfig', () => {
     expect(config.database).toEqual({ url: undefined, dataDir: './data', migrateOnStart: true, poolMax: 10 });
     expect(config.logLevel).toBe('info');
     expect(config.twilio.authToken).toBeUndefined();
-    expect(config.inference).toEqual({ modelsDir: './models', device: 'auto', modelDevices: {}, workers: undefined, batchMaxDelayMs: 2, maxUtilisation: 0.8 });
+    expect(config.inference).toEqual({ modelsDir: './models', device: 'auto', modelDevices: {}, modelPrecisions: {}, workers: undefined, batchMaxDelayMs: 2, maxUtilisation: 0.8 });
   });
 
   it('reads every variable and strips the trailing slash of PUBLIC_BASE_URL', () => {
@@ -78,6 +78,13 @@ describe('loadAppConfig', () => {
     ['a model pinned twice', 'a=cpu,a=cuda', /INFERENCE_MODEL_DEVICES: model "a" is pinned more than once/],
   ])('rejects INFERENCE_MODEL_DEVICES with %s, naming the entry', (_label, value, message) => {
     expect(() => loadAppConfig({ INFERENCE_MODEL_DEVICES: value })).toThrow(message);
+  });
+
+  it('reads INFERENCE_MODEL_PRECISION as model=precision settings, and names a bad entry', () => {
+    expect(loadAppConfig({ INFERENCE_MODEL_PRECISION: 'whisper-base.en=INT8, kokoro-82m-v1.0=fp16,' }).inference.modelPrecisions).toEqual({ 'whisper-base.en': 'int8', 'kokoro-82m-v1.0': 'fp16' });
+    expect(loadAppConfig({}).inference.modelPrecisions).toEqual({});
+    expect(() => loadAppConfig({ INFERENCE_MODEL_PRECISION: 'whisper-base.en=q4' })).toThrow(/INFERENCE_MODEL_PRECISION: entry "whisper-base\.en=q4": unknown precision "q4" \(expected fp32, fp16, int8\)/);
+    expect(() => loadAppConfig({ INFERENCE_MODEL_PRECISION: 'a=int8,a=fp16' })).toThrow(/model "a" is given a precision more than once/);
   });
 
   it('lists every bad INFERENCE_MODEL_DEVICES entry at once', () => {

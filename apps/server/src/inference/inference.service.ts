@@ -1,13 +1,13 @@
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown, Optional } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '@switchboard/config';
-import { createInferenceRuntime, type OnnxInferenceRuntime, type ProviderReport } from '@switchboard/inference/runtime';
+import { createInferenceRuntime, type ModelPrecision, type OnnxInferenceRuntime, type ProviderReport } from '@switchboard/inference/runtime';
 import { describeModelFeatures, ModelRegistry } from '@switchboard/inference/models';
 import type { InferenceDevice } from '@switchboard/inference/contracts';
 import { PinoLogger } from 'nestjs-pino';
 import { CallUsageRegistry } from '../usage/call-usage-registry';
 import { InferenceMetrics } from '../metrics/inference-metrics';
 import { InferenceCapacityService } from './capacity/inference-capacity.service';
-import { resolveModelPins } from './model-pins';
+import { resolveModelPins, resolveModelSettings } from './model-pins';
 
 /** What /health/ready says of local inference. */
 export type InferenceState =
@@ -31,6 +31,8 @@ export class InferenceService implements OnApplicationBootstrap, OnApplicationSh
   private startError: string | undefined;
   /** INFERENCE_MODEL_DEVICES with catalog aliases resolved (set at bootstrap). */
   private pins: Record<string, InferenceDevice> | undefined;
+  /** INFERENCE_MODEL_PRECISION with catalog aliases resolved (set at bootstrap). */
+  private precisions: Record<string, ModelPrecision> | undefined;
 
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
@@ -56,6 +58,11 @@ export class InferenceService implements OnApplicationBootstrap, OnApplicationSh
       this.pins = pins;
       for (const key of unknown) {
         this.logger.warn(`INFERENCE_MODEL_DEVICES: '${key}' names no model here (see npm run models -- list), so it pins nothing`);
+      }
+      const precisions = resolveModelSettings(this.config.inference.modelPrecisions, statuses);
+      this.precisions = precisions.settings;
+      for (const key of precisions.unknown) {
+        this.logger.warn(`INFERENCE_MODEL_PRECISION: '${key}' names no model here (see npm run models -- list), so it sets no precision`);
       }
     } catch (error) {
       this.logger.warn({ err: error }, 'could not read the models folder; model features are off');
@@ -86,6 +93,7 @@ export class InferenceService implements OnApplicationBootstrap, OnApplicationSh
     this.runtimePromise = createInferenceRuntime({
       device: this.config.inference.device,
       modelDevices: this.pins ?? resolveModelPins(this.config.inference.modelDevices, []).pins,
+      modelPrecisions: this.precisions ?? resolveModelSettings(this.config.inference.modelPrecisions, []).settings,
       modelsDir: this.config.inference.modelsDir,
       workers: this.config.inference.workers,
       batchMaxDelayMs: this.config.inference.batchMaxDelayMs,

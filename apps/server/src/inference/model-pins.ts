@@ -16,14 +16,20 @@ export function resolveModelPins(
   pins: Readonly<Record<string, InferenceDevice>>,
   models: readonly Pick<ModelStatus, 'name'>[],
 ): { pins: Record<string, InferenceDevice>; unknown: string[] } {
+  const { settings, unknown } = resolveModelSettings(pins, models);
+  return { pins: settings, unknown };
+}
+
+/** Any per-model setting keyed as INFERENCE_MODEL_DEVICES is (INFERENCE_MODEL_PRECISION too), resolved the same way. */
+export function resolveModelSettings<T>(settings: Readonly<Record<string, T>>, models: readonly Pick<ModelStatus, 'name'>[]): { settings: Record<string, T>; unknown: string[] } {
   const known = new Set([...models.map((model) => model.name), SILERO_MODEL_NAME]);
-  const resolved = Object.create(null) as Record<string, InferenceDevice>;
+  const resolved = Object.create(null) as Record<string, T>;
   const unknown: string[] = [];
-  for (const [key, provider] of Object.entries(pins)) {
-    resolved[key] = provider;
+  for (const [key, value] of Object.entries(settings)) {
+    resolved[key] = value;
     const alias = CATALOG_ALIASES[key];
-    if (alias !== undefined && !Object.hasOwn(pins, alias)) resolved[alias] = provider;
+    if (alias !== undefined && !Object.hasOwn(settings, alias)) resolved[alias] = value;
     if (!known.has(modelBaseName(key))) unknown.push(key);
   }
-  return { pins: resolved, unknown };
+  return { settings: resolved, unknown };
 }

@@ -98,12 +98,18 @@ export function pinFor(
   pins: Readonly<Record<string, InferenceDevice>>,
   modelsDir?: string,
 ): { key: string; provider: InferenceDevice } | undefined {
+  const found = settingFor(spec, pins, modelsDir);
+  return found && { key: found.key, provider: found.value };
+}
+
+/** A per-model setting (a pin, a precision) keyed the way `pinFor` describes: the most specific key wins. */
+export function settingFor<T>(spec: { name: string; path: string }, settings: Readonly<Record<string, T>>, modelsDir?: string): { key: string; value: T } | undefined {
   const unprefixed = withoutEnginePrefix(spec.name);
   const candidates = [spec.name, unprefixed, spec.name.split('/')[0]!, modelBaseName(spec.name)];
   const folder = modelsDir === undefined ? undefined : catalogFolderOf(spec.path, modelsDir);
   if (folder !== undefined) candidates.push(folder);
   for (const key of candidates) {
-    if (Object.hasOwn(pins, key)) return { key, provider: pins[key]! };
+    if (Object.hasOwn(settings, key)) return { key, value: settings[key]! };
   }
   return undefined;
 }

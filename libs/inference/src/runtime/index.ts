@@ -1,5 +1,6 @@
 export { createInferenceRuntime, OnnxInferenceRuntime, type ProviderReport } from './onnx-inference-runtime';
-export { chooseProvider, INFERENCE_DEVICES, modelBaseName, pinFor, providerForModel, PROVIDER_LABELS } from './execution-provider';
+export { chooseProvider, INFERENCE_DEVICES, modelBaseName, pinFor, providerForModel, PROVIDER_LABELS, settingFor } from './execution-provider';
+export { choosePrecision, MODEL_PRECISIONS, PRECISION_FILE_SUFFIXES, type ModelPrecision, type PrecisionFallback } from './model-precision';
 export type { ModelFallback, ProviderFallback, ProviderProbe, ProviderProbeResult, RequestedDevice } from './execution-provider';
 export { OnnxModelHandle } from './onnx-model-handle';
 export type { BatchRecord, InferenceLogger, InferenceRuntimeOptions } from './inference-runtime-options';

@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import type { ComputeUsageSink, InferenceDevice } from '../contracts';
 import { INFERENCE_DEVICES, type RequestedDevice } from './execution-provider';
+import { MODEL_PRECISIONS, type ModelPrecision } from './model-precision';
 
 /** What the runtime logs through: Nest's Logger fits, so does pino or `console`. */
 export interface InferenceLogger {
@@ -36,6 +37,12 @@ export interface InferenceRuntimeOptions {
    * provider that does not work here falls back to the runtime's, with one log line.
    */
   modelDevices?: Readonly<Record<string, InferenceDevice>>;
+  /**
+   * Per-model numeric variants (INFERENCE_MODEL_PRECISION), keyed as pins are: fp16 or int8 load the
+   * model's `_fp16` / `_int8` (or `_quantized`) file where its provider runs it and the file is
+   * there; otherwise the fp32 file, with one log line (see model-precision.ts).
+   */
+  modelPrecisions?: Readonly<Record<string, ModelPrecision>>;
   /** MODELS_DIR: lets a pin name a model by its folder there (its catalog name). */
   modelsDir?: string;
   /** Worker threads; default min(2, available cores). */
@@ -61,6 +68,7 @@ export interface InferenceRuntimeOptions {
 export interface ResolvedRuntimeOptions {
   device: RequestedDevice;
   modelDevices: Readonly<Record<string, InferenceDevice>>;
+  modelPrecisions: Readonly<Record<string, ModelPrecision>>;
   modelsDir: string | undefined;
   workers: number;
   intraOpThreads: number;
@@ -78,9 +86,14 @@ export function resolveRuntimeOptions(options: InferenceRuntimeOptions): Resolve
   for (const [model, pinned] of Object.entries(modelDevices)) {
     if (!model || !INFERENCE_DEVICES.includes(pinned)) throw new RangeError(`model device pin ${JSON.stringify(model)}=${JSON.stringify(pinned)}: must be a model name = cpu, cuda or webgpu`);
   }
+  const modelPrecisions = options.modelPrecisions ?? {};
+  for (const [model, precision] of Object.entries(modelPrecisions)) {
+    if (!model || !MODEL_PRECISIONS.includes(precision)) throw new RangeError(`model precision ${JSON.stringify(model)}=${JSON.stringify(precision)}: must be a model name = ${MODEL_PRECISIONS.join(', ')}`);
+  }
   return {
     device,
     modelDevices,
+    modelPrecisions,
     modelsDir: options.modelsDir,
     workers: positiveInteger('workers', options.workers ?? Math.min(2, availableParallelism())),
     intraOpThreads: positiveInteger('intraOpThreads', options.intraOpThreads ?? 1),

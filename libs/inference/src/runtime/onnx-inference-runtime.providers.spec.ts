@@ -56,7 +56,7 @@ describe('execution provider selection on this machine (CPU build, no GPU)', () 
     try {
       expect(probe).not.toHaveBeenCalled();
       expect(logger.warn).not.toHaveBeenCalled();
-      expect(runtime.providerReport()).toEqual({ requested: 'cpu', device: 'cpu', fallbacks: [], models: {}, modelFallbacks: [] });
+      expect(runtime.providerReport()).toEqual({ requested: 'cpu', device: 'cpu', fallbacks: [], models: {}, modelFallbacks: [], precisions: {}, precisionFallbacks: [] });
     } finally {
       await runtime.close();
     }

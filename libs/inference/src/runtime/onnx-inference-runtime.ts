@@ -10,6 +10,7 @@ import { EngineError, type InferenceDevice, type InferenceRuntime, type ModelLoa
 import {
   chooseProvider,
   pinFor,
+  settingFor,
   PROVIDER_LABELS,
   providerForModel,
   type GpuProvider,
@@ -20,6 +21,7 @@ import {
   type RequestedDevice,
 } from './execution-provider';
 import { resolveRuntimeOptions, type InferenceLogger, type InferenceRuntimeOptions, type ResolvedRuntimeOptions } from './inference-runtime-options';
+import { choosePrecision, precisionFallbackLine, type ModelPrecision, type PrecisionFallback } from './model-precision';
 import { OnnxModelHandle, resolveBatchAxes, resolveStepBatching } from './onnx-model-handle';
 import { RUNTIME_ENGINE, WorkerPool, type TransferStats } from './worker-pool';
 import type { WorkerSessionSettings } from './worker-protocol';
@@ -33,6 +35,10 @@ export interface ProviderReport {
   models: Record<string, InferenceDevice>;
   /** Pinned models that could not get their provider. */
   modelFallbacks: ModelFallback[];
+  /** Loaded models by name: the numeric variant each runs (INFERENCE_MODEL_PRECISION). */
+  precisions: Record<string, ModelPrecision>;
+  /** Models whose requested variant could not be used, and why. */
+  precisionFallbacks: PrecisionFallback[];
 }
 
 export async function createInferenceRuntime(options: InferenceRuntimeOptions = {}): Promise<OnnxInferenceRuntime> {
@@ -49,11 +55,13 @@ export async function createInferenceRuntime(options: InferenceRuntimeOptions = 
       graphOptimizationLevel: 'all',
     };
     const pins = Object.entries(resolved.modelDevices).map(([model, provider]) => `${model}=${provider}`);
+    const precisions = Object.entries(resolved.modelPrecisions).map(([model, precision]) => `${model}=${precision}`);
     logger.log(
       `Inference runtime: ${PROVIDER_LABELS[choice.device]} execution provider (requested ${resolved.device}), ${resolved.workers} worker thread(s), ` +
         `intraOpNumThreads=${settings.intraOpNumThreads}, interOpNumThreads=${settings.interOpNumThreads}, executionMode=${settings.executionMode}, ` +
         `graphOptimizationLevel=${settings.graphOptimizationLevel}, batchMaxDelayMs=${resolved.batchMaxDelayMs}${resolved.dispatchWhenIdle ? ' (when all workers are busy)' : ''}` +
-        (pins.length > 0 ? `, model pins: ${pins.join(', ')}` : ''),
+        (pins.length > 0 ? `, model pins: ${pins.join(', ')}` : '') +
+        (precisions.length > 0 ? `, model precisions: ${precisions.join(', ')}` : ''),
     );
     return new OnnxInferenceRuntime(choice.device, choice.fallbacks, probe, pool, settings, resolved, options, logger);
   } catch (error) {
@@ -84,6 +92,8 @@ export class OnnxInferenceRuntime implements InferenceRuntime {
   /** Models loaded so far and the provider each runs on. */
   private readonly modelDevices = new Map<string, InferenceDevice>();
   private readonly modelFallbacks: ModelFallback[] = [];
+  private readonly modelPrecisions = new Map<string, ModelPrecision>();
+  private readonly precisionFallbacks: PrecisionFallback[] = [];
   private closed = false;
 
   constructor(
@@ -104,6 +114,8 @@ export class OnnxInferenceRuntime implements InferenceRuntime {
       fallbacks: this.fallbacks.map((fallback) => ({ ...fallback })),
       models: Object.fromEntries(this.modelDevices),
       modelFallbacks: this.modelFallbacks.map((fallback) => ({ ...fallback })),
+      precisions: Object.fromEntries(this.modelPrecisions),
+      precisionFallbacks: this.precisionFallbacks.map((fallback) => ({ ...fallback })),
     };
   }
 
@@ -156,13 +168,14 @@ export class OnnxInferenceRuntime implements InferenceRuntime {
     }
     if (!existsSync(spec.path)) throw new EngineError(RUNTIME_ENGINE, 'model_missing', `${spec.name}: model file not found at ${spec.path}`, false);
     const device = await this.deviceFor(spec);
+    const variant = this.variantFor(spec, device);
     let metadata;
     try {
-      metadata = await this.pool.load(spec.name, spec.path, device, this.settings);
+      metadata = await this.pool.load(spec.name, variant.path, device, this.settings);
     } catch (error) {
       if (error instanceof EngineError) throw error;
       const message = error instanceof Error ? error.message : String(error);
-      throw new EngineError(RUNTIME_ENGINE, 'inference_failed', `${spec.name}: could not load ${spec.path}: ${message}`, false, { cause: error });
+      throw new EngineError(RUNTIME_ENGINE, 'inference_failed', `${spec.name}: could not load ${variant.path}: ${message}`, false, { cause: error });
     }
     let axes;
     let stepBatching;
@@ -175,6 +188,7 @@ export class OnnxInferenceRuntime implements InferenceRuntime {
       throw new EngineError(RUNTIME_ENGINE, 'bad_request', error instanceof Error ? error.message : String(error), false);
     }
     this.modelDevices.set(spec.name, device);
+    this.modelPrecisions.set(spec.name, variant.precision);
     return new OnnxModelHandle(spec.name, device, metadata, {
       model: spec.name,
       // Compute usage is charged at the provider the model really runs on.
@@ -188,6 +202,20 @@ export class OnnxInferenceRuntime implements InferenceRuntime {
       usageSink: this.options.usageSink,
       onBatch: this.options.onBatch,
     }, stepBatching);
+  }
+
+  /** The model's file for its requested variant (INFERENCE_MODEL_PRECISION), or its fp32 file with a line saying why. */
+  private variantFor(spec: ModelLoadSpec, device: InferenceDevice): { path: string; precision: ModelPrecision } {
+    const requested = settingFor(spec, this.resolved.modelPrecisions, this.resolved.modelsDir)?.value;
+    const choice = choosePrecision(spec.name, spec.path, requested, device, existsSync);
+    // A load tried again after a failure must not list the model twice.
+    const earlier = this.precisionFallbacks.findIndex((fallback) => fallback.model === spec.name);
+    if (earlier >= 0) this.precisionFallbacks.splice(earlier, 1);
+    if (choice.fallback) {
+      this.logger.warn(precisionFallbackLine(choice.fallback, spec.path));
+      this.precisionFallbacks.push(choice.fallback);
+    }
+    return choice;
   }
 
   /** The runtime's provider, or the model's pin when that provider works here. */

@@ -1,5 +1,5 @@
 import { OnnxGraphBuilder } from './onnx-graph-builder';
-import { StandInLayers } from './stand-in-layers';
+import { StandInLayers, type StandInPrecision } from './stand-in-layers';
 
 export interface DecoderLlmDimensions {
   layers: number;
@@ -49,9 +49,9 @@ const BOOL = 9;
  *   end-of-turn ramp by step, so a reply ends after a few tokens.
  * Real chat models cache what they read the same way; here the markers make it exact.
  */
-export function buildDecoderLlmGraph(dims: DecoderLlmDimensions, behaviour: DecoderLlmBehaviour, seed: number): Uint8Array {
+export function buildDecoderLlmGraph(dims: DecoderLlmDimensions, behaviour: DecoderLlmBehaviour, seed: number, precision: StandInPrecision = 'fp32'): Uint8Array {
   const graph = new OnnxGraphBuilder();
-  const layers = new StandInLayers(graph, seed);
+  const layers = new StandInLayers(graph, seed, precision);
   const { kvHeads, headDim, hiddenSize } = dims;
   const vocab = behaviour.vocabSize;
   const inputIds = graph.input('input_ids', 'int64', ['batch_size', 'sequence_length']);
@@ -123,7 +123,7 @@ export function buildDecoderLlmGraph(dims: DecoderLlmDimensions, behaviour: Deco
   const stepIndex = graph.node('Cast', [graph.node('Min', [graph.node('Max', [step, graph.floatScalar(0)]), graph.floatScalar(steps.rows - 1)])], { to: { int: INT64 } });
 
   const normed = layers.layerNorm(hidden, hiddenSize, 'model.norm');
-  const networkLogits = graph.node('MatMul', [normed, layers.weight('lm_head.weight', [hiddenSize, vocab], 3 / Math.sqrt(hiddenSize))]);
+  const networkLogits = layers.project(normed, 'lm_head.weight', [hiddenSize, vocab], 3 / Math.sqrt(hiddenSize));
   const textLogits = graph.node('Add', [
     graph.node('Add', [networkLogits, graph.floatTensor('stand_in.readable_bias', [vocab], readableBias(behaviour))]),
     graph.node('Gather', [graph.floatTensor('stand_in.text_steps', [steps.rows, vocab], steps.text), stepIndex]),

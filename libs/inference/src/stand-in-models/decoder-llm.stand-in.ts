@@ -20,6 +20,8 @@ export interface DecoderLlmStandInOptions {
   seed?: number;
   /** The chat template written to tokenizer_config.json; default Qwen2.5's. */
   chatTemplate?: DecoderLlmChatTemplate;
+  /** Also write onnx/model_int8.onnx: the same weights, dynamically quantized (see StandInPrecision). */
+  int8?: boolean;
 }
 
 /**
@@ -38,20 +40,17 @@ export async function writeDecoderLlmStandIn(folder: string, options: DecoderLlm
   // The script is written in the stand-in's own tokens, as its tokenizer encodes it.
   const tokenizer = LlmTokenizer.fromJson(tokenizerJson, 'decoder-llm-stand-in');
   const vocabSize = Math.ceil(vocabulary.tokenizerSize / 64) * 64;
-  const model = buildDecoderLlmGraph(
-    dims,
-    {
-      vocabSize,
-      readableTokenIds: vocabulary.readableTokenIds,
-      imStart: ids.imStart,
-      endOfTurn: ids.imEnd,
-      toolsMarker: ids.toolCallOpen,
-      firstReplyStep: tokenizer.encode('assistant\n').length,
-      textTokensBeforeEnd: 3,
-      toolReply: tokenizer.encode(DECODER_LLM_TOOL_REPLY),
-    },
-    options.seed ?? 5,
-  );
+  const behaviour = {
+    vocabSize,
+    readableTokenIds: vocabulary.readableTokenIds,
+    imStart: ids.imStart,
+    endOfTurn: ids.imEnd,
+    toolsMarker: ids.toolCallOpen,
+    firstReplyStep: tokenizer.encode('assistant\n').length,
+    textTokensBeforeEnd: 3,
+    toolReply: tokenizer.encode(DECODER_LLM_TOOL_REPLY),
+  };
+  const model = buildDecoderLlmGraph(dims, behaviour, options.seed ?? 5);
 
   const config = {
     _name_or_path: `switchboard/decoder-llm-stand-in-${size}`,
@@ -110,4 +109,5 @@ export async function writeDecoderLlmStandIn(folder: string, options: DecoderLlm
   await writeFile(join(folder, 'tokenizer.json'), tokenizerJson);
   await writeFile(join(folder, 'tokenizer_config.json'), json(tokenizerConfig));
   await writeFile(join(folder, 'onnx', 'model.onnx'), model);
+  if (options.int8) await writeFile(join(folder, 'onnx', 'model_int8.onnx'), buildDecoderLlmGraph(dims, behaviour, options.seed ?? 5, 'int8'));
 }

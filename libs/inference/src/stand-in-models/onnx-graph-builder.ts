@@ -7,7 +7,7 @@ import { onnx } from 'onnx-proto';
  * reference from the outer scope.
  */
 
-export type OnnxElementType = 'float32' | 'int64' | 'bool';
+export type OnnxElementType = 'float32' | 'int64' | 'bool' | 'int8' | 'uint8';
 /** A fixed size or a symbolic name such as 'batch_size'. */
 export type OnnxDim = number | string;
 
@@ -23,6 +23,8 @@ const ELEMENT_TYPES: Record<OnnxElementType, onnx.TensorProto.DataType> = {
   float32: onnx.TensorProto.DataType.FLOAT,
   int64: onnx.TensorProto.DataType.INT64,
   bool: onnx.TensorProto.DataType.BOOL,
+  int8: onnx.TensorProto.DataType.INT8,
+  uint8: onnx.TensorProto.DataType.UINT8,
 };
 
 /** ONNX IR version 8 with opset 17 (LayerNormalization): loads in every onnxruntime since 1.14. */
@@ -70,6 +72,14 @@ export class OnnxGraphBuilder {
   int64Tensor(name: string, dims: number[], values: readonly number[]): string {
     const data = BigInt64Array.from(values.map((v) => BigInt(v)));
     this.initializers.push({ name, dims, dataType: ELEMENT_TYPES.int64, rawData: bytesOf(data) });
+    return name;
+  }
+
+  int8Tensor(name: string, dims: number[], values: Int8Array): string {
+    if (values.length !== dims.reduce((a, b) => a * b, 1)) {
+      throw new Error(`initializer ${name}: ${values.length} values do not fill dims [${dims.join(', ')}]`);
+    }
+    this.initializers.push({ name, dims, dataType: ELEMENT_TYPES.int8, rawData: bytesOf(values) });
     return name;
   }
 
@@ -159,6 +169,6 @@ function attribute(name: string, value: OnnxAttribute): onnx.IAttributeProto {
   return { name, type: types.TENSOR, t: value.tensor };
 }
 
-function bytesOf(values: Float32Array | BigInt64Array): Uint8Array {
+function bytesOf(values: Float32Array | BigInt64Array | Int8Array): Uint8Array {
   return new Uint8Array(values.buffer, values.byteOffset, values.byteLength);
 }

@@ -2,26 +2,55 @@ import type { OnnxGraphBuilder } from './onnx-graph-builder';
 import { SeededRandom } from './seeded-random';
 
 /**
+ * How a stand-in's matrix products are stored and run: 'fp32', or 'int8' as onnxruntime's dynamic
+ * quantization writes them (`*_int8.onnx`/`*_quantized.onnx` on the Hub): int8 weights with a
+ * scale, activations quantized per run (DynamicQuantizeLinear), MatMulInteger, back to float.
+ */
+export type StandInPrecision = 'fp32' | 'int8';
+
+/**
  * Transformer building blocks (pre-LayerNorm attention + feed-forward, as in Whisper) written as
  * ONNX nodes. Each weight's values come from a generator seeded by the model seed and the weight's
  * name, so two graphs that share a weight name (the merged and the no-cache Whisper decoders) get
- * bit-identical weights whatever order they are created in.
+ * bit-identical weights whatever order they are created in, and an int8 variant quantizes the
+ * same weights its fp32 model has.
  */
 export class StandInLayers {
   constructor(
     readonly graph: OnnxGraphBuilder,
     private readonly seed: number,
+    readonly precision: StandInPrecision = 'fp32',
   ) {}
 
   /** The same layers writing nodes into another (sub)graph. */
   in(graph: OnnxGraphBuilder): StandInLayers {
-    return new StandInLayers(graph, this.seed);
+    return new StandInLayers(graph, this.seed, this.precision);
   }
 
   /** A seeded normal weight, scaled 1/sqrt(fan-in) unless told, keeping activations near unit size. */
   weight(name: string, dims: number[], scale = 1 / Math.sqrt(dims[0] ?? 1)): string {
+    return this.graph.floatTensor(name, dims, this.weightValues(name, dims, scale));
+  }
+
+  /** `x` times a seeded weight matrix [in, out]: a MatMul, or its int8 form in an int8 variant. */
+  project(x: string, name: string, dims: [number, number], scale = 1 / Math.sqrt(dims[0])): string {
+    if (this.precision === 'fp32') return this.graph.node('MatMul', [x, this.weight(name, dims, scale)]);
+    const values = this.weightValues(name, dims, scale);
+    let largest = 0;
+    for (const value of values) largest = Math.max(largest, Math.abs(value));
+    const step = largest / 127 || 1;
+    const quantized = Int8Array.from(values, (value) => Math.round(value / step));
+    const graph = this.graph;
+    const [xq, xScale, xZero] = graph.nodeOutputs('DynamicQuantizeLinear', [x], 3) as [string, string, string];
+    const zero = graph.int8Tensor(graph.uniqueName(`${name}.zero_point`), [], Int8Array.of(0));
+    const product = graph.node('MatMulInteger', [xq, graph.int8Tensor(`${name}.quantized`, dims, quantized), xZero, zero]);
+    const scaleBoth = graph.node('Mul', [xScale, graph.floatScalar(step)]);
+    return graph.node('Mul', [graph.node('Cast', [product], { to: { int: 1 } }), scaleBoth]);
+  }
+
+  private weightValues(name: string, dims: readonly number[], scale: number): Float32Array {
     const count = dims.reduce((a, b) => a * b, 1);
-    return this.graph.floatTensor(name, dims, new SeededRandom(hashSeed(this.seed, name)).normalArray(count, scale));
+    return new SeededRandom(hashSeed(this.seed, name)).normalArray(count, scale);
   }
 
   constant(name: string, dims: number[], value: number): string {
@@ -30,7 +59,7 @@ export class StandInLayers {
   }
 
   linear(x: string, inDim: number, outDim: number, name: string, withBias = true): string {
-    const product = this.graph.node('MatMul', [x, this.weight(`${name}.weight`, [inDim, outDim])]);
+    const product = this.project(x, `${name}.weight`, [inDim, outDim]);
     if (!withBias) return product;
     return this.graph.node('Add', [product, this.weight(`${name}.bias`, [outDim], 0.02)]);
   }

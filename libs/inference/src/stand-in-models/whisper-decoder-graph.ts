@@ -1,5 +1,5 @@
 import { OnnxGraphBuilder } from './onnx-graph-builder';
-import { StandInLayers } from './stand-in-layers';
+import { StandInLayers, type StandInPrecision } from './stand-in-layers';
 import type { WhisperDimensions } from './whisper-dimensions';
 
 /**
@@ -28,9 +28,10 @@ export function buildWhisperDecoder(
   vocabulary: DecoderVocabulary,
   seed: number,
   variant: WhisperDecoderVariant,
+  precision: StandInPrecision = 'fp32',
 ): Uint8Array {
   const graph = new OnnxGraphBuilder();
-  const layers = new StandInLayers(graph, seed);
+  const layers = new StandInLayers(graph, seed, precision);
   const { dModel, heads, decoderLayers } = dims;
   const headDim = dModel / heads;
   const inputIds = graph.input('input_ids', 'int64', ['batch_size', 'decoder_sequence_length']);
@@ -97,7 +98,7 @@ export function buildWhisperDecoder(
   // Real Whisper ties the output projection to the token embeddings; with random weights that
   // makes greedy decoding repeat its last token forever, so the stand-in has its own projection.
   const normed = layers.layerNorm(hidden, dModel, 'decoder.layer_norm');
-  const projected = graph.node('MatMul', [normed, layers.weight('proj_out.weight', [dModel, vocabulary.size])]);
+  const projected = layers.project(normed, 'proj_out.weight', [dModel, vocabulary.size]);
   const logits = graph.node('Add', [graph.node('Add', [projected, readableBias(graph, vocabulary)]), endOfTextRamp(graph, dims, vocabulary, queryPositions)], {}, 'logits');
   graph.output(logits, 'float32', ['batch_size', 'decoder_sequence_length', vocabulary.size]);
   // optimum's output order: logits, then per layer decoder key/value, encoder key/value.

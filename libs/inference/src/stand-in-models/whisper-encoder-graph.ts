@@ -1,5 +1,5 @@
 import { OnnxGraphBuilder } from './onnx-graph-builder';
-import { StandInLayers } from './stand-in-layers';
+import { StandInLayers, type StandInPrecision } from './stand-in-layers';
 import type { WhisperDimensions } from './whisper-dimensions';
 
 /** What an audio encoder body needs: Whisper's encoder and Smart Turn's (a Whisper encoder too). */
@@ -19,9 +19,9 @@ export interface AudioEncoderDimensions {
  * embeddings, pre-LayerNorm self-attention blocks and a final LayerNorm.
  *   input_features float32 [batch_size, 80, 3000] -> last_hidden_state float32 [batch_size, 1500, d_model]
  */
-export function buildWhisperEncoder(dims: WhisperDimensions, seed: number): Uint8Array {
+export function buildWhisperEncoder(dims: WhisperDimensions, seed: number, precision: StandInPrecision = 'fp32'): Uint8Array {
   const graph = new OnnxGraphBuilder();
-  const layers = new StandInLayers(graph, seed);
+  const layers = new StandInLayers(graph, seed, precision);
   const body = { dModel: dims.dModel, heads: dims.heads, layers: dims.encoderLayers, ffnDim: dims.ffnDim, melBins: dims.melBins, positions: dims.sourcePositions };
   const features = graph.input('input_features', 'float32', ['batch_size', dims.melBins, dims.sourcePositions * 2]);
   const hidden = graph.node('Identity', [audioEncoderBody(layers, body, features, 'encoder')], {}, 'last_hidden_state');

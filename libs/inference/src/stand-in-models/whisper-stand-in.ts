@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { buildWhisperDecoder, type WhisperDecoderVariant } from './whisper-decoder-graph';
 import { WHISPER_DIMENSIONS, type StandInSize } from './whisper-dimensions';
 import { buildWhisperEncoder } from './whisper-encoder-graph';
+import type { StandInPrecision } from './stand-in-layers';
 import { buildWhisperVocabulary } from './whisper-vocabulary';
 
 export interface WhisperStandInOptions {
@@ -10,6 +11,8 @@ export interface WhisperStandInOptions {
   seed?: number;
   /** Which decoder files to write; optimum writes the merged one, older exports the plain one. */
   decoders?: readonly WhisperDecoderVariant[];
+  /** Also write each ONNX file's int8 variant (`*_int8.onnx`): the same weights, dynamically quantized. */
+  int8?: boolean;
 }
 
 /**
@@ -90,10 +93,14 @@ export async function writeWhisperStandIn(folder: string, options: WhisperStandI
   await writeFile(join(folder, 'generation_config.json'), json(generationConfig));
   await writeFile(join(folder, 'preprocessor_config.json'), json(preprocessorConfig));
   await writeFile(join(folder, 'tokenizer.json'), json(vocabulary.tokenizerJson));
-  await writeFile(join(folder, 'onnx', 'encoder_model.onnx'), buildWhisperEncoder(dims, seed));
+  const precisions: StandInPrecision[] = options.int8 ? ['fp32', 'int8'] : ['fp32'];
   const decoderVocabulary = { size: vocabulary.vocabSize, endOfText: ids.endOfText, readableTokenIds: vocabulary.readableTokenIds };
-  for (const variant of options.decoders ?? ['merged']) {
-    const file = variant === 'merged' ? 'decoder_model_merged.onnx' : 'decoder_model.onnx';
-    await writeFile(join(folder, 'onnx', file), buildWhisperDecoder(dims, decoderVocabulary, seed, variant));
+  for (const precision of precisions) {
+    const suffix = precision === 'fp32' ? '' : `_${precision}`;
+    await writeFile(join(folder, 'onnx', `encoder_model${suffix}.onnx`), buildWhisperEncoder(dims, seed, precision));
+    for (const variant of options.decoders ?? ['merged']) {
+      const file = variant === 'merged' ? 'decoder_model_merged' : 'decoder_model';
+      await writeFile(join(folder, 'onnx', `${file}${suffix}.onnx`), buildWhisperDecoder(dims, decoderVocabulary, seed, variant, precision));
+    }
   }
 }
