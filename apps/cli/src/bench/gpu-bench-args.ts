@@ -19,12 +19,15 @@ export interface GpuBenchArgs {
   budgetMs: number;
   seconds: number;
   modelsDir: string;
+  /** The numeric variant every model is asked for (INFERENCE_MODEL_PRECISION for all). */
+  precision: 'fp32' | 'fp16' | 'int8';
 }
 
 export const GPU_BENCH_USAGE =
   'usage: npm run bench:gpu -- [--device auto|cpu|cuda|webgpu (default cpu)] ' +
   `[--models ${GPU_BENCH_MODELS.join(',')} (default all but llm)] [--batches 1,4,16] [--budget-ms 500] ` +
-  '[--seconds 1.5 (per measurement)] [--models-dir data/stand-in-models/realistic]';
+  '[--seconds 1.5 (per measurement)] [--models-dir data/stand-in-models/realistic] ' +
+  '[--precision fp32|fp16|int8 (default fp32; int8 stand-ins are built for whisper and llm)]';
 
 export class UsageError extends Error {}
 
@@ -40,6 +43,7 @@ export function parseGpuBenchArgs(argv: readonly string[]): GpuBenchArgs | 'help
         'budget-ms': { type: 'string', default: '500' },
         seconds: { type: 'string', default: '1.5' },
         'models-dir': { type: 'string', default: 'data/stand-in-models/realistic' },
+        precision: { type: 'string', default: 'fp32' },
         help: { type: 'boolean', short: 'h', default: false },
       },
       strict: true,
@@ -57,6 +61,7 @@ export function parseGpuBenchArgs(argv: readonly string[]): GpuBenchArgs | 'help
   if (batches.length === 0 || batches.some((batch) => !Number.isInteger(batch) || batch < 1 || batch > 1024)) {
     throw new UsageError(`--batches takes integers from 1 to 1024, got ${values.batches}`);
   }
+  if (!['fp32', 'fp16', 'int8'].includes(values.precision)) throw new UsageError(`--precision must be fp32, fp16 or int8, got ${values.precision}`);
   return {
     device: values.device as GpuBenchDevice,
     models: [...new Set(models)] as GpuBenchModel[],
@@ -64,6 +69,7 @@ export function parseGpuBenchArgs(argv: readonly string[]): GpuBenchArgs | 'help
     budgetMs: positive('--budget-ms', values['budget-ms']),
     seconds: positive('--seconds', values.seconds),
     modelsDir: resolve(values['models-dir']),
+    precision: values.precision as GpuBenchArgs['precision'],
   };
 }
 

@@ -81,6 +81,9 @@ export interface BenchContext {
   node: string;
   seconds: number;
   batches: readonly number[];
+  /** Requested for every model; `precisions` says what each loaded model ran. */
+  precision: string;
+  precisions: Record<string, string>;
   standInBuildMs: number | null;
   elapsedMs: number;
   loadAverage: readonly number[];

@@ -19,7 +19,8 @@ import { join } from 'node:path';
 import type { ModelHandle, ModelLoadSpec, ModelRunResult, ModelSequence, TensorData } from '@switchboard/inference/contracts';
 import { whisperDecoderBatching } from '@switchboard/inference/asr/local';
 import { llmStepBatching } from '@switchboard/inference/llm/local';
-import { standInModelPaths, type StandInModelName } from '@switchboard/inference/stand-in-models';
+import { variantPath } from '@switchboard/inference/runtime/model-precision';
+import { INT8_STAND_INS, standInModelPaths, type StandInModelName } from '@switchboard/inference/stand-in-models';
 import { defaultSileroModelPath } from '@switchboard/inference/vad';
 import type { GpuBenchModel } from './gpu-bench-args';
 
@@ -174,10 +175,17 @@ export function benchStages(models: readonly GpuBenchModel[], modelsDir: string)
   return all.filter((stage) => models.includes(stage.model));
 }
 
-/** Stand-ins the chosen stages need whose files are not there yet (VAD uses the real weights). */
-export function missingStandIns(stages: readonly BenchStage[]): StandInModelName[] {
+/**
+ * Stand-ins the chosen stages need whose files are not there yet (VAD uses the real weights), with
+ * their int8 variants when int8 is benchmarked and the stand-in has one.
+ */
+export function missingStandIns(stages: readonly BenchStage[], int8 = false): StandInModelName[] {
   const missing = new Set<StandInModelName>();
-  for (const stage of stages) if (stage.model !== 'vad' && !existsSync(stage.path)) missing.add(stage.model);
+  for (const stage of stages) {
+    if (stage.model === 'vad') continue;
+    const variantMissing = int8 && INT8_STAND_INS.includes(stage.model) && !existsSync(variantPath(stage.path, '_int8'));
+    if (!existsSync(stage.path) || variantMissing) missing.add(stage.model);
+  }
   return [...missing];
 }
 

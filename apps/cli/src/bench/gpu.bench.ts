@@ -12,7 +12,9 @@
 import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { createInferenceRuntime, type BatchRecord, type InferenceRuntimeOptions, type OnnxInferenceRuntime } from '@switchboard/inference/runtime';
-import { buildStandInModels } from '@switchboard/inference/stand-in-models';
+import { relative, sep } from 'node:path';
+import { buildStandInModels, standInModelPaths } from '@switchboard/inference/stand-in-models';
+import { SILERO_MODEL_NAME } from '@switchboard/inference/vad';
 import { GPU_BENCH_USAGE, parseGpuBenchArgs, UsageError, type GpuBenchArgs, type GpuBenchModel } from './gpu-bench-args';
 import { DEFAULT_CALL_MODEL, type CallModel } from './gpu-bench-capacity';
 import { measureStage } from './gpu-bench-measure';
@@ -45,6 +47,9 @@ async function main(argv: readonly string[]): Promise<number> {
       interOpThreads: 1,
       logger: { log: (line) => void runtimeLog.push(line), warn: (line) => void runtimeLog.push(`warning: ${line}`) },
       onBatch: (record) => void batchLog.push(record),
+      // Every model asks for the benchmarked variant, named by its folder under --models-dir.
+      modelsDir: args.modelsDir,
+      modelPrecisions: args.precision === 'fp32' ? {} : precisionForEveryModel(args.modelsDir, args.precision),
     });
 
   // Open a runtime first, so an unavailable device fails before minutes of model building.
@@ -60,12 +65,14 @@ async function main(argv: readonly string[]): Promise<number> {
   await runtime.close();
   console.log(`bench:gpu: requested --device ${args.device}, runtime chose ${device.toUpperCase()}; ${cpus()[0]?.model ?? 'unknown CPU'} (${cpus().length} cores), Node ${process.version}, load average ${loadBefore.toFixed(2)}`);
   for (const line of runtimeLog) console.log(`  runtime: ${line}`);
-  console.log(`  ${workers} worker thread(s), intraOpNumThreads=${INTRA_OP_THREADS}; batches ${args.batches.join(', ')}; about ${args.seconds} s per measurement.`);
+  console.log(`  ${workers} worker thread(s), intraOpNumThreads=${INTRA_OP_THREADS}; batches ${args.batches.join(', ')}; about ${args.seconds} s per measurement; precision ${args.precision}.`);
 
   const stages = benchStages(args.models, args.modelsDir);
-  const standInBuildMs = await ensureStandIns(stages, args.modelsDir);
+  const standInBuildMs = await ensureStandIns(stages, args.modelsDir, args.precision === 'int8');
+  const loadedBefore = runtimeLog.length;
 
   const measurements: Measurement[] = [];
+  const precisions: Record<string, string> = {};
   for (const group of groupByModel(stages)) {
     // A runtime per model family: every worker holds a session per loaded model, and closing the
     // runtime frees them before the next family loads (the Whisper decoder alone is 315 MB).
@@ -76,11 +83,14 @@ async function main(argv: readonly string[]): Promise<number> {
         measurements.push(...(await measureStage(groupRuntime, stage, args.batches, args.seconds, batchLog)));
         batchLog.length = 0;
       }
+      Object.assign(precisions, groupRuntime.providerReport().precisions);
     } finally {
       await groupRuntime.close();
     }
   }
 
+  // Variants that could not be used (no int8 stand-in for that model; fp16 on CPU), one line each.
+  for (const line of runtimeLog.slice(loadedBefore)) if (line.includes('(INFERENCE_MODEL_PRECISION)')) console.log(`  runtime: ${line}`);
   console.log('');
   printMeasurements(measurements, stages);
   const callModel: CallModel = { ...DEFAULT_CALL_MODEL, budgetMs: args.budgetMs, computeUnits: device === 'cpu' ? workers * INTRA_OP_THREADS : 1 };
@@ -100,6 +110,8 @@ async function main(argv: readonly string[]): Promise<number> {
     node: process.version,
     seconds: args.seconds,
     batches: args.batches,
+    precision: args.precision,
+    precisions,
     standInBuildMs,
     elapsedMs,
     loadAverage: [loadBefore, loadAfter],
@@ -109,17 +121,22 @@ async function main(argv: readonly string[]): Promise<number> {
 }
 
 /** Builds the realistic stand-ins the stages need when their files are missing; the build's ms, or null. */
-async function ensureStandIns(stages: readonly BenchStage[], modelsDir: string): Promise<number | null> {
-  const missing = missingStandIns(stages);
+async function ensureStandIns(stages: readonly BenchStage[], modelsDir: string, int8: boolean): Promise<number | null> {
+  const missing = missingStandIns(stages, int8);
   if (missing.length === 0) {
     console.log(`  Realistic stand-ins found in ${modelsDir}.`);
     return null;
   }
   const started = performance.now();
-  await buildStandInModels(modelsDir, { size: 'realistic', models: missing });
+  await buildStandInModels(modelsDir, { size: 'realistic', models: missing, int8 });
   const ms = Math.round(performance.now() - started);
   console.log(`  Built realistic stand-ins (${missing.join(', ')}) into ${modelsDir} in ${(ms / 1000).toFixed(1)} s.`);
   return ms;
+}
+
+function precisionForEveryModel(modelsDir: string, precision: 'fp16' | 'int8'): Record<string, 'fp16' | 'int8'> {
+  const folders = Object.values(standInModelPaths(modelsDir)).map((path) => relative(modelsDir, path).split(sep)[0]!);
+  return Object.fromEntries([...folders, SILERO_MODEL_NAME].map((folder) => [folder, precision]));
 }
 
 function groupByModel(stages: readonly BenchStage[]): BenchStage[][] {

@@ -36,7 +36,12 @@ export function standInModelPaths(outputDir: string): StandInModelPaths {
 export interface BuildStandInOptions {
   size?: StandInSize;
   models?: readonly StandInModelName[];
+  /** Also write int8 variants where the stand-in has them (Whisper, the LLM). */
+  int8?: boolean;
 }
+
+/** The stand-ins that can write an int8 variant beside their fp32 files. */
+export const INT8_STAND_INS: readonly StandInModelName[] = ['whisper', 'llm'];
 
 /**
  * Builds stand-in ONNX models with the real models' input/output signatures and file layouts,
@@ -46,10 +51,11 @@ export async function buildStandInModels(outputDir: string, options: BuildStandI
   const paths = standInModelPaths(outputDir);
   const size = options.size ?? 'small';
   const models = new Set(options.models ?? STAND_IN_MODEL_NAMES);
-  if (models.has('whisper')) await writeWhisperStandIn(paths.whisper, { size });
+  const int8 = options.int8 ?? false;
+  if (models.has('whisper')) await writeWhisperStandIn(paths.whisper, { size, int8 });
   if (models.has('kokoro')) await writeKokoroStandIn(paths.kokoro, { size });
   if (models.has('piper')) await writePiperStandIn(paths.piper, { size });
   if (models.has('smart-turn')) await writeSmartTurnStandIn(paths.smartTurn, { size });
-  if (models.has('llm')) await writeDecoderLlmStandIn(paths.llm, { size });
+  if (models.has('llm')) await writeDecoderLlmStandIn(paths.llm, { size, int8 });
   return paths;
 }

@@ -2,7 +2,7 @@
  * Stand-in ONNX models (dev and test tooling, built with onnx-proto): the real models' signatures
  * and folder layouts with small seeded weights. Not for production paths.
  */
-export { buildStandInModels, standInModelPaths, STAND_IN_MODEL_NAMES, type BuildStandInOptions, type StandInModelName, type StandInModelPaths } from './build-stand-in-models';
+export { buildStandInModels, INT8_STAND_INS, standInModelPaths, STAND_IN_MODEL_NAMES, type BuildStandInOptions, type StandInModelName, type StandInModelPaths } from './build-stand-in-models';
 export { writeWhisperStandIn, type WhisperStandInOptions } from './whisper-stand-in';
 export { writeKokoroStandIn } from './kokoro-stand-in';
 export { writePiperStandIn, type PiperStandInOptions } from './piper-stand-in';
