@@ -6,8 +6,8 @@
  * twice per token). The rows are copied out only when the group changes (a call finishes or
  * joins) or the sequence runs alone.
  */
-import * as ort from 'onnxruntime-node';
-import { asTensorData } from './ort-tensor-data';
+import type * as ort from 'onnxruntime-node';
+import { asTensorData, toOrtTensor } from './ort-tensor-data';
 import { sliceRows } from './tensor-batching';
 
 export class BatchRowView {
@@ -37,7 +37,7 @@ export class BatchRowView {
   materialize(): ort.Tensor {
     let own = sliceRows(asTensorData(this.batch), this.batchAxis, this.rowStart, this.rows);
     if (this.padAxis !== undefined && this.pad > 0) own = sliceRows(own, this.padAxis, this.pad, own.dims[this.padAxis]! - this.pad);
-    return new ort.Tensor(own.type, own.data, own.dims);
+    return toOrtTensor(own);
   }
 }
 

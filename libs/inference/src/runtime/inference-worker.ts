@@ -10,7 +10,7 @@ import { parentPort } from 'node:worker_threads';
 import * as ort from 'onnxruntime-node';
 import type { InferenceDevice, TensorData } from '../contracts';
 import { executionProvidersFor, probeProvider } from './provider-probes';
-import { asTensorData } from './ort-tensor-data';
+import { asTensorData, toOrtTensor } from './ort-tensor-data';
 import { SequenceStepRunner, type StepRequest } from './sequence-step-runner';
 import { SequenceStore } from './sequence-store';
 import type { StepBatching } from './step-batching';
@@ -88,7 +88,7 @@ async function load(requestId: number, modelKey: string, path: string, provider:
 async function run(requestId: number, modelKey: string, feeds: Record<string, TensorData>): Promise<void> {
   const session = sessionOf(modelKey);
   const ortFeeds: Record<string, ort.Tensor> = {};
-  for (const [name, tensor] of Object.entries(feeds)) ortFeeds[name] = new ort.Tensor(tensor.type, tensor.data, tensor.dims);
+  for (const [name, tensor] of Object.entries(feeds)) ortFeeds[name] = toOrtTensor(tensor);
   const startedAt = performance.now();
   const results = await session.run(ortFeeds);
   const runMs = performance.now() - startedAt;

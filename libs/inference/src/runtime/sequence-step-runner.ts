@@ -9,7 +9,7 @@
  * at a time, so one bad step fails only itself.
  */
 import { performance } from 'node:perf_hooks';
-import * as ort from 'onnxruntime-node';
+import type * as ort from 'onnxruntime-node';
 import type { TensorData } from '../contracts';
 import { BatchRowView, materialized, wholeBatchOf, type HeldTensor } from './batch-row-view';
 import { asTensorData, toOrtTensor } from './ort-tensor-data';
@@ -64,7 +64,7 @@ export class SequenceStepRunner {
       try {
         // A sequence's held tensors first, this step's feeds over them.
         const feeds: HeldFeeds = { ...this.store.begin(step.sequence.id, modelKey, step.sequence.first) };
-        for (const [name, tensor] of Object.entries(step.feeds)) feeds[name] = new ort.Tensor(tensor.type, tensor.data, tensor.dims);
+        for (const [name, tensor] of Object.entries(step.feeds)) feeds[name] = toOrtTensor(tensor);
         return feeds;
       } catch (error) {
         outcomes[index] = { error: messageOf(error) };
