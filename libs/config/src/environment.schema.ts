@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { parseModelDevices, parseModelPrecisions } from './model-devices';
+import { parseModelDevices, parseModelPrecisions, type ParsedModelSettings } from './model-devices';
 import { parseTrustProxy } from './trust-proxy';
 import { parseKeyValueList, TRACES_SAMPLERS } from './tracing-config';
 
@@ -8,6 +8,18 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 /** Empty strings in the environment mean "not set" (e.g. `DATABASE_URL=` in a .env file). */
 const optionalString = <T extends z.ZodType>(schema: T) =>
   z.preprocess((value) => (value === '' ? undefined : value), schema.optional());
+
+/** A `model=value,...` list (INFERENCE_MODEL_DEVICES, INFERENCE_MODEL_PRECISION): every bad entry is one issue naming it. */
+const perModelSettings = <T extends string>(parse: (text: string) => ParsedModelSettings<T>) =>
+  z
+    .string()
+    .default('')
+    .transform((value, ctx) => {
+      const parsed = parse(value);
+      if ('settings' in parsed) return parsed.settings;
+      for (const message of parsed.problems) ctx.addIssue({ code: 'custom', message });
+      return z.NEVER;
+    });
 
 const httpUrl = z
   .string()
@@ -107,29 +119,13 @@ export const environmentSchema = z
      */
     INFERENCE_DEVICE: z.enum(['auto', 'cuda', 'webgpu', 'cpu']).default('auto'),
     /** Per-model providers, `model=provider,...` (provider cpu, cuda or webgpu); unavailable: the INFERENCE_DEVICE one. */
-    INFERENCE_MODEL_DEVICES: z
-      .string()
-      .default('')
-      .transform((value, ctx) => {
-        const parsed = parseModelDevices(value);
-        if ('pins' in parsed) return parsed.pins;
-        for (const message of parsed.problems) ctx.addIssue({ code: 'custom', message });
-        return z.NEVER;
-      }),
+    INFERENCE_MODEL_DEVICES: perModelSettings(parseModelDevices),
     /**
      * Per-model numeric variants, `model=precision,...` (fp32, fp16 or int8): the model's `_fp16` or
      * `_int8`/`_quantized` file where its provider runs it (fp16 on a GPU, int8 on CPU) and the file
      * was pulled; otherwise fp32 with a warning.
      */
-    INFERENCE_MODEL_PRECISION: z
-      .string()
-      .default('')
-      .transform((value, ctx) => {
-        const parsed = parseModelPrecisions(value);
-        if ('precisions' in parsed) return parsed.precisions;
-        for (const message of parsed.problems) ctx.addIssue({ code: 'custom', message });
-        return z.NEVER;
-      }),
+    INFERENCE_MODEL_PRECISION: perModelSettings(parseModelPrecisions),
     /** Inference worker threads; unset: min(2, available cores). */
     INFERENCE_WORKERS: optionalString(z.coerce.number().int().min(1).max(64)),
     /** Longest a request waits for others to share its batch while every inference worker is busy (an idle worker runs it at once). */

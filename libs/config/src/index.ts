@@ -2,4 +2,4 @@ export { defaultPublicBaseUrl, loadAppConfig, ConfigValidationError, type AppCon
 export { environmentSchema, type Environment } from './environment.schema';
 export { ConfigModule, APP_CONFIG } from './config.module';
 export { parseKeyValueList, TRACES_SAMPLERS, type OtlpHttpProtocol, type TracesSamplerName, type TracingConfig } from './tracing-config';
-export { MODEL_DEVICE_PROVIDERS, MODEL_PRECISION_CHOICES, parseModelDevices, parseModelPrecisions, type ModelDeviceProvider, type ModelPrecisionChoice } from './model-devices';
+export { MODEL_DEVICE_PROVIDERS, MODEL_PRECISION_CHOICES, parseModelDevices, parseModelPrecisions, type ModelDeviceProvider, type ModelPrecisionChoice, type ParsedModelSettings } from './model-devices';

@@ -11,23 +11,24 @@ export type ModelPrecisionChoice = (typeof MODEL_PRECISION_CHOICES)[number];
  * the pins, or one problem per bad entry, each naming the entry (the value is no secret). Empty
  * entries (a trailing comma) are ignored.
  */
-export function parseModelDevices(text: string): { pins: Record<string, ModelDeviceProvider> } | { problems: string[] } {
-  const parsed = parseModelSettings(text, MODEL_DEVICE_PROVIDERS, 'provider', 'pinned');
-  return 'settings' in parsed ? { pins: parsed.settings } : parsed;
+export function parseModelDevices(text: string): ParsedModelSettings<ModelDeviceProvider> {
+  return parseModelSettings(text, MODEL_DEVICE_PROVIDERS, 'provider', 'pinned');
 }
 
 /** `model=precision,...` (e.g. `whisper-base.en=int8,kokoro-82m-v1.0=fp16`), as parseModelDevices. */
-export function parseModelPrecisions(text: string): { precisions: Record<string, ModelPrecisionChoice> } | { problems: string[] } {
-  const parsed = parseModelSettings(text, MODEL_PRECISION_CHOICES, 'precision', 'given a precision');
-  return 'settings' in parsed ? { precisions: parsed.settings } : parsed;
+export function parseModelPrecisions(text: string): ParsedModelSettings<ModelPrecisionChoice> {
+  return parseModelSettings(text, MODEL_PRECISION_CHOICES, 'precision', 'given a precision');
 }
+
+/** Per-model settings by model name, or one problem per bad entry. */
+export type ParsedModelSettings<T extends string> = { settings: Record<string, T> } | { problems: string[] };
 
 function parseModelSettings<T extends string>(
   text: string,
   allowed: readonly T[],
   label: string,
   repeated: string,
-): { settings: Record<string, T> } | { problems: string[] } {
+): ParsedModelSettings<T> {
   // No prototype: a model named "constructor" or "__proto__" is a key like any other.
   const settings: Record<string, T> = Object.create(null) as Record<string, T>;
   const problems: string[] = [];
