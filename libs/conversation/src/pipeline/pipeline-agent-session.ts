@@ -18,13 +18,11 @@ import { ConversationHistory } from './conversation-history';
 import { describeDtmfInput, DtmfCollector } from './dtmf-collector';
 import { InterruptionDetector } from './interruption-detector';
 import type { PipelineEngines } from './pipeline-engines';
+import { ReplySpeculation } from './reply-speculation';
 import { voicemailPlaybackOf } from '../playback/voicemail-playback';
 
-/** Consecutive failed replies after which the agent gives up and ends the call. */
 /** Extra time allowed for Twilio to echo the last mark after the audio's own length. */
 const PLAYBACK_ECHO_GRACE_MS = 3000;
-/** A stable partial transcript starts a speculative reply once the caller has paused this long. */
-const SPECULATE_AFTER_SILENCE_MS = 150;
 
 /** What the caller said for one turn, and where it sits on the call clock. */
 interface UserTurnTiming {
@@ -33,12 +31,6 @@ interface UserTurnTiming {
   endOfTurnFrameMs: number | null;
   endOfTurnMs: number | null;
   asrFinalMs: number | null;
-}
-
-interface Speculation {
-  reply: AssistantReply;
-  history: ConversationHistory;
-  text: string;
 }
 
 /**
@@ -72,9 +64,7 @@ export class PipelineAgentSession implements AgentSession {
   private asrSession: AsrSession | undefined;
   private asrResampler: StreamingResampler | undefined;
   private userSpeechStartedAt: SpeechStartedEvent | undefined;
-  private partialText = '';
-  private speculation: Speculation | undefined;
-  private silenceSinceMs: number | undefined;
+  private readonly speculation: ReplySpeculation;
 
   private currentReply: AssistantReply | undefined;
   /** The caller's turn each model reply answers (its waterfall's first steps), kept for a reply that gets cut. */
@@ -107,6 +97,16 @@ export class PipelineAgentSession implements AgentSession {
       (speech) => this.onInterruption(speech.startMs, speech.detectedAtMs),
     );
     this.dtmf = new DtmfCollector({ onInput: (digits) => this.onDtmfInput(digits) });
+    this.speculation = new ReplySpeculation({
+      mayStart: () => this.userSpeechStartedAt !== undefined && !this.policy.ending && this.engines?.asr.supportsPartials === true,
+      heardMs: () => this.callerAudio.totalSamples / 8,
+      startHeld: (text) => {
+        const history = this.history.fork();
+        history.addUser(text);
+        return { reply: this.newReply({ held: true, history }), history, text };
+      },
+      recorder: context.recorder,
+    });
     this.policy = new CallPolicy(context, config, {
       isBusy: () => this.userSpeechStartedAt !== undefined || this.currentReply !== undefined,
       // The line reaches the history as the caller hears it (afterReply / recordInterruptedReply).
@@ -116,7 +116,7 @@ export class PipelineAgentSession implements AgentSession {
         const reply = this.currentReply;
         if (reply && !reply.cancelled && reply.tracker.playing) this.interrupt(reply, 'speech');
         else reply?.cancel();
-        this.cancelSpeculation();
+        this.speculation.cancel();
       },
     });
     this.voicemail = new VoicemailDrop(context, this.variables, {
@@ -165,7 +165,7 @@ export class PipelineAgentSession implements AgentSession {
     reply?.cancel();
     // Nobody will echo marks any more: release whoever waits for the playback to finish.
     reply?.tracker.abandon();
-    this.speculation?.reply.cancel();
+    this.speculation.cancel();
     this.asrSession?.cancel();
     this.turnDetector?.close();
     this.dtmf.close();
@@ -220,12 +220,10 @@ export class PipelineAgentSession implements AgentSession {
     }
   }
 
-  /** Every VAD frame also goes to the interruption detector and the pause tracker. */
+  /** Every VAD frame also goes to the interruption detector and the speculation's pause timer. */
   private onVadFrame(frame: VadFrame): void {
     this.interruptions.onFrame(frame);
-    if (this.interruptions.inSpeech) this.silenceSinceMs = undefined;
-    else this.silenceSinceMs ??= frame.startMs;
-    this.maybeSpeculate();
+    this.speculation.onFrame(this.interruptions.inSpeech, frame.startMs);
   }
 
   // ---- caller speech ------------------------------------------------------------------------
@@ -233,7 +231,7 @@ export class PipelineAgentSession implements AgentSession {
   private onSpeechStarted(event: SpeechStartedEvent): void {
     this.policy.callerSpoke();
     this.userSpeechStartedAt = event;
-    this.partialText = '';
+    this.speculation.speechStarted();
     this.openAsr(event.audioStartMs);
     const reply = this.currentReply;
     // The caller went on talking before the answer was heard: drop it, the next turn answers both.
@@ -248,10 +246,7 @@ export class PipelineAgentSession implements AgentSession {
     const engines = this.engines!;
     const session = engines.asr.createSession({ callId: this.context.callId, language: this.config.language, prompt: this.config.stt.prompt });
     session.onPartial((partial) => {
-      if (partial.stable) {
-        this.partialText = partial.text;
-        this.maybeSpeculate();
-      }
+      if (partial.stable) this.speculation.onStablePartial(partial.text);
     });
     this.asrSession = session;
     this.asrResampler = new StreamingResampler({ inputRate: 8000, outputRate: engines.asr.sampleRate });
@@ -284,7 +279,7 @@ export class PipelineAgentSession implements AgentSession {
       // Short speech over the agent that did not interrupt it: a backchannel, not a turn.
       asr?.cancel();
       // A reply speculated from the backchannel's partial transcript answers nothing.
-      this.cancelSpeculation();
+      this.speculation.cancel();
       this.context.recorder.event('backchannel_ignored', { startMs: timing.startMs, endMs: timing.endOfSpeechMs, speechMs: event.endMs - event.startMs });
       return;
     }
@@ -295,7 +290,7 @@ export class PipelineAgentSession implements AgentSession {
       text = (await asr.finish()).text.trim();
     } catch (error) {
       if (this.closed || this.voicemail.active) return;
-      this.cancelSpeculation();
+      this.speculation.cancel();
       this.context.recorder.event('asr_error', engineErrorPayload(error));
       await this.policy.answerFailed();
       return;
@@ -303,7 +298,7 @@ export class PipelineAgentSession implements AgentSession {
     if (this.closed || this.voicemail.active) return;
     timing.asrFinalMs = this.clock.nowMs();
     if (text.length === 0) {
-      this.cancelSpeculation();
+      this.speculation.cancel();
       this.context.recorder.event('empty_transcript', { startMs: timing.startMs, endMs: timing.endOfSpeechMs });
       this.policy.armIdle();
       return;
@@ -338,7 +333,7 @@ export class PipelineAgentSession implements AgentSession {
       previous.cancel();
       this.recordInterruptedReply(previous, 'superseded', this.clock.nowMs());
     }
-    const speculation = this.takeSpeculation(userText);
+    const speculation = this.speculation.take(userText);
     let reply: AssistantReply;
     if (speculation) {
       this.history = speculation.history;
@@ -474,36 +469,6 @@ export class PipelineAgentSession implements AgentSession {
     this.context.recorder.event('assistant_turn_cut', { index, why });
   }
 
-  // ---- speculation --------------------------------------------------------------------------
-
-  /** A stable partial and a pause: start answering now, held until the final transcript agrees. */
-  private maybeSpeculate(): void {
-    if (this.speculation || !this.userSpeechStartedAt || this.partialText.length === 0 || this.policy.ending) return;
-    if (this.silenceSinceMs === undefined || !this.engines?.asr.supportsPartials) return;
-    const lastFrameMs = this.callerAudio.totalSamples / 8;
-    if (lastFrameMs - this.silenceSinceMs < SPECULATE_AFTER_SILENCE_MS) return;
-    const history = this.history.fork();
-    history.addUser(this.partialText);
-    const reply = this.newReply({ held: true, history });
-    this.speculation = { reply, history, text: this.partialText };
-    void reply.generate();
-  }
-
-  private takeSpeculation(finalText: string): Speculation | undefined {
-    const speculation = this.speculation;
-    this.speculation = undefined;
-    if (!speculation) return undefined;
-    if (normaliseForComparison(speculation.text) === normaliseForComparison(finalText) && !speculation.reply.cancelled) return speculation;
-    speculation.reply.cancel();
-    this.context.recorder.event('speculation_discarded', { replyId: speculation.reply.id });
-    return undefined;
-  }
-
-  private cancelSpeculation(): void {
-    this.speculation?.reply.cancel();
-    this.speculation = undefined;
-  }
-
   // ---- closing words ------------------------------------------------------------------------
 
   /**
@@ -513,7 +478,7 @@ export class PipelineAgentSession implements AgentSession {
    */
   private async leaveVoicemail(text: string): Promise<VoicemailPlayback> {
     this.policy.markEnding();
-    this.cancelSpeculation();
+    this.speculation.cancel();
     this.asrSession?.cancel();
     this.asrSession = undefined;
     this.userSpeechStartedAt = undefined;
@@ -570,8 +535,4 @@ function engineErrorPayload(error: unknown): Record<string, unknown> {
 
 function roundOrNull(value: number | null): number | null {
   return value === null ? null : CallClock.round(value);
-}
-
-function normaliseForComparison(text: string): string {
-  return text.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
 }
