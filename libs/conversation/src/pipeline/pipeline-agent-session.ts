@@ -1,5 +1,3 @@
-import { StreamingResampler } from '@switchboard/audio';
-import type { AsrSession } from '@switchboard/inference/asr/asr-engine';
 import { EngineError } from '@switchboard/inference/contracts';
 import { CallerAudio, SpeechHysteresis, TurnDetector, type SpeechStartedEvent, type TurnEndedEvent } from '@switchboard/inference/turn';
 import type { VadFrame } from '@switchboard/inference/vad';
@@ -19,6 +17,7 @@ import { describeDtmfInput, DtmfCollector } from './dtmf-collector';
 import { InterruptionDetector } from './interruption-detector';
 import type { PipelineEngines } from './pipeline-engines';
 import { ReplySpeculation } from './reply-speculation';
+import { TurnTranscription } from './turn-transcription';
 import { voicemailPlaybackOf } from '../playback/voicemail-playback';
 
 /** Extra time allowed for Twilio to echo the last mark after the audio's own length. */
@@ -61,8 +60,8 @@ export class PipelineAgentSession implements AgentSession {
   /** Settles once the engines are ready (or failed). */
   private readonly ready: Promise<void>;
 
-  private asrSession: AsrSession | undefined;
-  private asrResampler: StreamingResampler | undefined;
+  /** The caller's turn being recognised, from its start of speech to its end. */
+  private transcription: TurnTranscription | undefined;
   private userSpeechStartedAt: SpeechStartedEvent | undefined;
   private readonly speculation: ReplySpeculation;
 
@@ -166,7 +165,7 @@ export class PipelineAgentSession implements AgentSession {
     // Nobody will echo marks any more: release whoever waits for the playback to finish.
     reply?.tracker.abandon();
     this.speculation.cancel();
-    this.asrSession?.cancel();
+    this.transcription?.cancel();
     this.turnDetector?.close();
     this.dtmf.close();
     this.policy.close();
@@ -211,7 +210,7 @@ export class PipelineAgentSession implements AgentSession {
 
   private ingest(pcm: Int16Array, atMs: number): void {
     this.callerAudio.append(pcm, atMs);
-    if (this.asrSession && this.asrResampler) this.asrSession.pushAudio(this.asrResampler.process(pcm));
+    this.transcription?.push(pcm);
     // The VAD stream orders the chunks and delivers their frames to us and the detector.
     try {
       this.turnDetector!.push(pcm);
@@ -242,23 +241,15 @@ export class PipelineAgentSession implements AgentSession {
   }
 
   private openAsr(fromStreamMs: number): void {
-    this.asrSession?.cancel();
-    const engines = this.engines!;
-    const session = engines.asr.createSession({ callId: this.context.callId, language: this.config.language, prompt: this.config.stt.prompt });
-    session.onPartial((partial) => {
-      if (partial.stable) this.speculation.onStablePartial(partial.text);
-    });
-    this.asrSession = session;
-    this.asrResampler = new StreamingResampler({ inputRate: 8000, outputRate: engines.asr.sampleRate });
-    session.pushAudio(this.asrResampler.process(this.callerAudio.since(fromStreamMs)));
+    this.transcription?.cancel();
+    const options = { callId: this.context.callId, language: this.config.language, prompt: this.config.stt.prompt };
+    this.transcription = TurnTranscription.open(this.engines!.asr, options, this.callerAudio.since(fromStreamMs), (text) => this.speculation.onStablePartial(text));
   }
 
   private async onTurnEnded(event: TurnEndedEvent): Promise<void> {
     const endOfTurnMs = this.clock.nowMs();
-    const asr = this.asrSession;
-    const resampler = this.asrResampler;
-    this.asrSession = undefined;
-    this.asrResampler = undefined;
+    const asr = this.transcription;
+    this.transcription = undefined;
     this.userSpeechStartedAt = undefined;
     const timing: UserTurnTiming = {
       startMs: this.callerAudio.arrivalOf(event.startMs) ?? null,
@@ -284,10 +275,9 @@ export class PipelineAgentSession implements AgentSession {
       return;
     }
     if (!asr) return;
-    if (resampler) asr.pushAudio(resampler.flush());
     let text: string;
     try {
-      text = (await asr.finish()).text.trim();
+      text = await asr.finish();
     } catch (error) {
       if (this.closed || this.voicemail.active) return;
       this.speculation.cancel();
@@ -479,8 +469,8 @@ export class PipelineAgentSession implements AgentSession {
   private async leaveVoicemail(text: string): Promise<VoicemailPlayback> {
     this.policy.markEnding();
     this.speculation.cancel();
-    this.asrSession?.cancel();
-    this.asrSession = undefined;
+    this.transcription?.cancel();
+    this.transcription = undefined;
     this.userSpeechStartedAt = undefined;
     const current = this.currentReply;
     if (current && !current.cancelled && current.tracker.playing) {
