@@ -30,6 +30,11 @@ export class CampaignCallees {
   private readonly seen = new Set<string>();
   private readonly inFlight = new Set<Promise<void>>();
   private readonly released = new Map<string, () => void>();
+  /**
+   * Numbers released before their call reached its hold (the poll that picks a call up runs every
+   * 20 ms, and on a loaded machine a test's release can come first): the hold then ends at once.
+   */
+  private readonly releasedEarly = new Set<string>();
   private paused: { promise: Promise<void>; resume: () => void } | null = null;
   private timer: NodeJS.Timeout | undefined;
 
@@ -75,7 +80,10 @@ export class CampaignCallees {
 
   /** A call on hold to `number` is answered now. */
   release(number: string): void {
-    this.released.get(number)?.();
+    const release = this.released.get(number);
+    this.released.delete(number);
+    if (release) release();
+    else this.releasedEarly.add(number);
   }
 
   /** The calls created on the account, oldest first. */
@@ -128,7 +136,7 @@ export class CampaignCallees {
       this.twilio.endCall(call.sid, behaviour);
       return;
     }
-    if (behaviour === 'hold') await new Promise<void>((resolve) => this.released.set(call.to, resolve));
+    if (behaviour === 'hold' && !this.releasedEarly.delete(call.to)) await new Promise<void>((resolve) => this.released.set(call.to, resolve));
     await this.step();
     const program = await this.twilio.answerCall(call.sid);
     if (program.stream === null) throw new Error(`the TwiML of ${call.sid} has no stream`);
