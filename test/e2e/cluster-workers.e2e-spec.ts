@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freeLoopbackPort, SimulatedTwilioCall } from '@switchboard/testing';
 import { ServerFromSource } from '../support/server-from-source';
+import { isProcessAlive } from '../support/processes';
 
 /**
  * The server as `npm start` runs it on a multi-core machine (WORKERS=2): a primary that serves the
@@ -16,15 +17,6 @@ const OPERATOR_KEY = 'cluster-test-operator-key-0123456789abcdef';
 const ECHO_NUMBER = '+15550002424';
 const SHUTDOWN_TIMEOUT_MS = 5000;
 const CALL_AUDIO_BYTES = 8000; // 1 s of mu-law
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 async function until(what: string, condition: () => boolean, timeoutMs: number, describeState: () => string): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -84,7 +76,7 @@ describe('WORKERS=2 (e2e, the server in its own processes, embedded database)', 
 
   afterAll(() => {
     if (child && child.exitCode === null) child.kill('SIGKILL');
-    for (const pid of new Set(carriers().values())) if (isAlive(pid)) process.kill(pid, 'SIGKILL');
+    for (const pid of new Set(carriers().values())) if (isProcessAlive(pid)) process.kill(pid, 'SIGKILL');
     rmSync(dataDir, { recursive: true, force: true });
   });
 
@@ -125,7 +117,7 @@ describe('WORKERS=2 (e2e, the server in its own processes, embedded database)', 
   }, 120_000);
 
   it('stops the primary and every worker within the shutdown bound on SIGTERM', async () => {
-    const workers = [...new Set(carriers().values())].filter(isAlive);
+    const workers = [...new Set(carriers().values())].filter(isProcessAlive);
     expect(workers.length).toBe(2);
     const started = Date.now();
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
@@ -133,6 +125,6 @@ describe('WORKERS=2 (e2e, the server in its own processes, embedded database)', 
     const code = await Promise.race([exited, new Promise<'still running'>((resolve) => setTimeout(() => resolve('still running'), SHUTDOWN_TIMEOUT_MS + 15_000))]);
     expect({ code, tail: code === 0 ? '' : tail() }).toEqual({ code: 0, tail: '' });
     expect(Date.now() - started).toBeLessThan(SHUTDOWN_TIMEOUT_MS + 15_000);
-    expect(workers.filter(isAlive)).toEqual([]);
+    expect(workers.filter(isProcessAlive)).toEqual([]);
   }, 40_000);
 });

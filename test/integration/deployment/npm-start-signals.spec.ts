@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { isProcessAlive } from '../../support/processes';
 
 /**
  * `npm start` is how the README, systemd units and process managers run the server, and they stop
@@ -25,15 +26,6 @@ process.on('SIGTERM', () => {
 setInterval(() => undefined, 1000);
 `;
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 async function until(condition: () => boolean, timeoutMs: number): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   while (!condition()) {
@@ -53,7 +45,7 @@ describe('npm start', () => {
   });
 
   afterEach(() => {
-    if (standInPid !== undefined && isAlive(standInPid)) process.kill(standInPid, 'SIGKILL');
+    if (standInPid !== undefined && isProcessAlive(standInPid)) process.kill(standInPid, 'SIGKILL');
     rmSync(folder, { recursive: true, force: true });
   });
 
@@ -79,6 +71,6 @@ describe('npm start', () => {
     const code = await Promise.race([npmExited, new Promise<'still running'>((resolve) => setTimeout(() => resolve('still running'), 10_000))]);
     expect(existsSync(signalFile) ? readFileSync(signalFile, 'utf8') : 'no signal reached the server').toBe('SIGTERM');
     expect(code).toBe(0);
-    expect(await until(() => !isAlive(standInPid!), 5_000)).toBe(true);
+    expect(await until(() => !isProcessAlive(standInPid!), 5_000)).toBe(true);
   }, 40_000);
 });
