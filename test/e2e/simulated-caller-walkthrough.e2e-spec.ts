@@ -75,7 +75,10 @@ describe('README walkthrough: the simulated caller against a server on its defau
 
     const response = await fetch(`http://127.0.0.1:${port}/v1/calls`, { headers: { authorization: `Bearer ${ADMIN_API_KEY}` } });
     expect(response.status).toBe(200);
-    const calls = (await response.json()) as { data: Array<{ toNumber: string }> };
+    const calls = (await response.json()) as { data: Array<{ toNumber: string; status: string }> };
     expect(calls.data.map((call) => call.toNumber)).toEqual([ECHO_NUMBER]);
+    // The caller sent Twilio's status callbacks, as a number set up as the README says gets them:
+    // the call reads completed, not "ringing" for ever.
+    expect(calls.data[0]!.status).toBe('completed');
   });
 });

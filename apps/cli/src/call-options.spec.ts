@@ -19,7 +19,7 @@ describe('parseCallCommand', () => {
         receivedOutPath: undefined,
         trailingSilenceMs: 1500,
         dtmf: [],
-        statusCallbacks: false,
+        statusCallbacks: true,
         json: false,
       },
     });
@@ -38,7 +38,7 @@ describe('parseCallCommand', () => {
         '--received-out', 'all.wav',
         '--trailing-silence-ms', '250',
         '--dtmf', '1@100', '--dtmf', '2#@900',
-        '--status-callbacks', '--json',
+        '--no-status-callbacks', '--json',
       ],
       { ...ENV, TWILIO_ACCOUNT_SID: 'AC' + 'b'.repeat(32) },
     );
@@ -56,9 +56,15 @@ describe('parseCallCommand', () => {
         { digit: '2', atMs: 900 },
         { digit: '#', atMs: 900 + DTMF_KEY_SPACING_MS },
       ],
-      statusCallbacks: true,
+      statusCallbacks: false,
       json: true,
     });
+  });
+
+  it('sends status callbacks as a number configured as the README says would get them, unless told not to; both flags at once is a usage error', () => {
+    const explicit = parseCallCommand([...BASE, '--status-callbacks'], ENV);
+    expect(explicit.kind === 'run' && explicit.options.statusCallbacks).toBe(true);
+    expect(() => parseCallCommand([...BASE, '--status-callbacks', '--no-status-callbacks'], ENV)).toThrow(CallUsageError);
   });
 
   it('signs for what a server without PUBLIC_BASE_URL checks against (http://localhost:<port>) when PUBLIC_BASE_URL is unset', () => {

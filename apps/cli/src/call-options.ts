@@ -48,7 +48,10 @@ real-time 20 ms frames. Saves what the agent said (what the caller heard) as a W
   --received-out <file>       also save every audio payload received, cleared audio included
   --trailing-silence-ms <ms>  silence after the audio so the agent can answer (default 1500)
   --dtmf <keys@ms>            press keys at a time from the start, e.g. 12#@3000 (repeatable)
-  --status-callbacks          also POST signed status callbacks (in-progress, completed)
+  --no-status-callbacks       do not POST the signed status callbacks (in-progress at answer,
+                              completed at the end) that Twilio sends a number whose status
+                              callback is set to /twilio/status, as the README sets it; without
+                              them the call stays "ringing" (--status-callbacks: the default)
   --json                      print the result summary as one JSON line too
   --help                      this text`;
 
@@ -74,6 +77,7 @@ export function parseCallCommand(argv: readonly string[], env: NodeJS.ProcessEnv
         'trailing-silence-ms': { type: 'string' },
         dtmf: { type: 'string', multiple: true },
         'status-callbacks': { type: 'boolean' },
+        'no-status-callbacks': { type: 'boolean' },
         json: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -82,6 +86,7 @@ export function parseCallCommand(argv: readonly string[], env: NodeJS.ProcessEnv
     throw new CallUsageError(error instanceof Error ? error.message : String(error));
   }
   if (values.help) return { kind: 'help' };
+  if (values['status-callbacks'] && values['no-status-callbacks']) throw new CallUsageError('--status-callbacks and --no-status-callbacks contradict each other');
 
   const to = required(values.to, '--to');
   const from = values.from ?? '+15555550100';
@@ -111,7 +116,7 @@ export function parseCallCommand(argv: readonly string[], env: NodeJS.ProcessEnv
       receivedOutPath: values['received-out'],
       trailingSilenceMs: nonNegativeInteger(values['trailing-silence-ms'] ?? '1500', '--trailing-silence-ms'),
       dtmf: (values.dtmf ?? []).flatMap(parseDtmfSpec),
-      statusCallbacks: values['status-callbacks'] ?? false,
+      statusCallbacks: !values['no-status-callbacks'],
       json: values.json ?? false,
     },
   };
