@@ -353,6 +353,16 @@ describe('the console in Chromium: first-run link, agents form, read-only key (e
     // Usage: the month's spend per day and per agent, the budget, and the CSV.
     await page.getByRole('link', { name: 'Usage' }).click();
     await expect(page.getByTestId('budget').textContent()).resolves.toMatch(/USD spent, no budget set/);
+    // ...and what admission sees: refusals, and this server's inference workers (the count the API gives).
+    const organization = (await (await fetch(`${baseUrl}/v1/organization`, { headers: admin })).json()) as {
+      refusedCallsLast24h: number;
+      inferenceCapacity: { workers: number };
+    };
+    await expect(page.getByTestId('budget').getByTestId('refused-calls').textContent()).resolves.toMatch(new RegExp(`^${organization.refusedCallsLast24h} in the last 24 hours`));
+    expect(organization.inferenceCapacity.workers).toBeGreaterThan(0);
+    await expect(page.getByTestId('inference-capacity').textContent()).resolves.toMatch(
+      new RegExp(`^\\d+ % of ${organization.inferenceCapacity.workers} inference workers? busy over the last 30 s`),
+    );
     await page.getByTestId('spend-per-day').locator('svg').waitFor();
     await expect(page.getByTestId('spend-per-agent').textContent()).resolves.toContain('Opening hours');
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'per agent' }).click()]);

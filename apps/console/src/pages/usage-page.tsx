@@ -2,6 +2,7 @@ import { ErrorAlert } from '../components/error-alert';
 import { useEffect, useState } from 'react';
 import { api, messageOf } from '../api';
 import { BarChart } from '../components/bar-chart';
+import { inferenceCapacityText, type InferenceCapacity } from '../inference-capacity-text';
 import { useSession } from '../session';
 
 interface UsageRow {
@@ -23,6 +24,9 @@ interface UsageReport {
 interface Organization {
   activeCalls: number;
   effectiveMaxConcurrentCalls: number;
+  refusedCallsLast24h: number;
+  refusedCallsTotal: number;
+  inferenceCapacity: InferenceCapacity;
   budget: { monthlyBudget: string | null; hardLimit: boolean; currency: string; month: string; spent: string };
 }
 
@@ -94,6 +98,12 @@ export function UsagePage() {
         <dd>
           {organization.activeCalls} live of {organization.effectiveMaxConcurrentCalls} allowed at once
         </dd>
+        <dt>Calls refused</dt>
+        <dd data-testid="refused-calls">
+          {organization.refusedCallsLast24h} in the last 24 hours, {organization.refusedCallsTotal} in all (over the limit, the hard budget or the inference capacity)
+        </dd>
+        <dt>Inference, this server</dt>
+        <dd data-testid="inference-capacity">{inferenceCapacityText(organization.inferenceCapacity)}</dd>
       </dl>
       <h2>Spend per day</h2>
       {byDay.data.length === 0 ? (
