@@ -10,7 +10,6 @@ export interface InferenceCapacity {
   workers: number;
   maxUtilisation: number;
   utilisation: number;
-  costPerCall: number | null;
   predictedUtilisation: number | null;
   callsHeadroom: number | null;
 }
