@@ -10,6 +10,9 @@ import type { DestinationStream } from 'pino';
 import { createServerApp } from '../../apps/server/src/server-app';
 import { testDatabaseUrl, uniqueE164 } from './database';
 
+// Specs import it from here beside the server; it lives apart so specs without a server use it too.
+export { eventually } from './eventually';
+
 /**
  * The real server, booted in-process exactly as main.ts does (same module graph, adapters,
  * parsers), on a free port, against the run's test database.
@@ -126,25 +129,4 @@ export async function startTestServer(
       rmSync(recordingsDir, { recursive: true, force: true });
     },
   };
-}
-
-/**
- * Polls until `read` returns a value that passes `accept` (records are finalised asynchronously).
- * Throws when none does within the time, naming the last value: a wait that ran out and returned
- * anyway surfaced later as a puzzling assertion, far from the condition that was never met.
- */
-export async function eventually<T>(read: () => Promise<T>, accept: (value: T) => boolean, timeoutMs = 5_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let value = await read();
-  while (!accept(value)) {
-    if (Date.now() >= deadline) throw new Error(`eventually: no value was accepted within ${timeoutMs} ms; the last one read was ${preview(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    value = await read();
-  }
-  return value;
-}
-
-function preview(value: unknown): string {
-  const text = typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value));
-  return text.length > 600 ? `${text.slice(0, 600)}… (${text.length} characters)` : text;
 }

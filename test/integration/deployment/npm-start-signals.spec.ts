@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { eventually } from '../../support/eventually';
 import { isProcessAlive } from '../../support/processes';
 
 /**
@@ -25,15 +26,6 @@ process.on('SIGTERM', () => {
 });
 setInterval(() => undefined, 1000);
 `;
-
-async function until(condition: () => boolean, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) return false;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  return true;
-}
 
 describe('npm start', () => {
   let folder: string;
@@ -64,13 +56,13 @@ describe('npm start', () => {
       stdio: 'ignore',
     });
     const npmExited = new Promise<number | null>((resolve) => npm.once('exit', (code) => resolve(code)));
-    expect(await until(() => existsSync(pidFile), 20_000)).toBe(true);
+    await eventually(async () => existsSync(pidFile), (exists) => exists, 20_000);
     standInPid = Number(readFileSync(pidFile, 'utf8'));
 
     npm.kill('SIGTERM');
     const code = await Promise.race([npmExited, new Promise<'still running'>((resolve) => setTimeout(() => resolve('still running'), 10_000))]);
     expect(existsSync(signalFile) ? readFileSync(signalFile, 'utf8') : 'no signal reached the server').toBe('SIGTERM');
     expect(code).toBe(0);
-    expect(await until(() => !isProcessAlive(standInPid!), 5_000)).toBe(true);
+    await eventually(async () => isProcessAlive(standInPid!), (alive) => !alive, 5_000);
   }, 40_000);
 });
