@@ -16,6 +16,51 @@ const transform: Config['transform'] = {
 // enabled (test/support/node-environment.ts says why).
 const common = { rootDir: __dirname, moduleNameMapper, transform, testEnvironment: '<rootDir>/test/support/node-environment.ts' };
 
+const UNIT_SPECS = ['<rootDir>/libs/**/*.spec.ts', '<rootDir>/apps/**/*.spec.ts'];
+
+/**
+ * The unit specs allowed the integration tiers' 60 s timeout, by file name: each starts worker
+ * threads, builds or loads ONNX models, designs filters or renders documents in its hooks or
+ * tests, which takes seconds on a loaded 2-core machine. Every other unit spec keeps Jest's 5 s.
+ */
+const SLOW_UNIT_SPECS = [
+  // onnxruntime sessions in worker threads, over stand-in models built in the hooks
+  'onnx-inference-runtime.spec.ts',
+  'onnx-inference-runtime.providers.spec.ts',
+  'model-precision.runtime.spec.ts',
+  'batch-scheduler.spec.ts',
+  'inference.service.spec.ts',
+  'whisper-resident-cache.spec.ts',
+  'local-whisper-asr.spec.ts',
+  'local-onnx-llm-load.spec.ts',
+  'batched-decode.spec.ts',
+  'local-onnx-llm.spec.ts',
+  'kv-cache-sequence.spec.ts',
+  'smart-turn-classifier.spec.ts',
+  'turn-detector.spec.ts',
+  'silero-vad.spec.ts',
+  'kokoro-tts.spec.ts',
+  'piper-tts.spec.ts',
+  'stand-in-models.spec.ts',
+  'decoder-llm.stand-in.spec.ts',
+  'build-stand-in-models.spec.ts',
+  'models.command.spec.ts',
+  // Flite compiled to WebAssembly, instantiated per test
+  'flite-tts.spec.ts',
+  'memory-wasi.spec.ts',
+  // resampler filter design and quality sweeps over seconds of audio
+  'resampler-quality.spec.ts',
+  'simd-chain.spec.ts',
+  // the latency benchmark's caller threads and end-of-turn report run real audio through the pipeline
+  'caller-thread.spec.ts',
+  'end-of-turn-report.spec.ts',
+  // the whole OpenAPI document generated from the app's controllers
+  'openapi-document.spec.ts',
+];
+
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const specPathPattern = (name: string) => `/${escapeRegExp(name)}$`;
+
 const config: Config = {
   // On two cores Jest would run every file in one process, one after another, and what outlives a
   // file (module registries kept alive by leaked references) would pile up:
@@ -24,13 +69,18 @@ const config: Config = {
   // fresh one whenever a file leaves it above the bound (about every 50 files here).
   workerIdleMemoryLimit: '700MB',
   projects: [
-    // Unit specs live next to the code they test.
-    // Some unit specs start worker threads and build stand-in models in their hooks, which takes
-    // seconds on a loaded 2-core machine: same generous timeout as the integration tiers.
+    // Unit specs live next to the code they test, and run under Jest's 5 s default: a unit test that
+    // needs longer is either slow on purpose (named below) or stuck.
     {
       ...common,
       displayName: 'unit',
-      testMatch: ['<rootDir>/libs/**/*.spec.ts', '<rootDir>/apps/**/*.spec.ts'],
+      testMatch: UNIT_SPECS,
+      testPathIgnorePatterns: ['/node_modules/', ...SLOW_UNIT_SPECS.map(specPathPattern)],
+    },
+    {
+      ...common,
+      displayName: 'unit-slow',
+      testMatch: SLOW_UNIT_SPECS.map((name) => `<rootDir>/{libs,apps}/**/${name}`),
       setupFilesAfterEnv: ['<rootDir>/test/support/slow-test-timeout.ts'],
     },
     // Integration specs run against a real Postgres (a fresh database per run).
