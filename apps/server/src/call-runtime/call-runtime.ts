@@ -93,6 +93,19 @@ export class CallRuntime implements CallInbound {
     return this.callId ?? this.claimingCallId;
   }
 
+  /** The carrier's id of the phone call this runtime carries (none for a web call). */
+  get phoneCallSid(): string | undefined {
+    return this.phoneCall?.callSid;
+  }
+
+  /**
+   * The carrier says the call is over (Twilio's terminal status callback came before its stream's
+   * stop): the call ends now, for the reason the stop would have given.
+   */
+  carrierEnded(): void {
+    void this.end(this.stopMeans, this.transport.closeCodes.normal);
+  }
+
   /**
    * Answering-machine detection decided after the stream started: the agent reads the verdict from
    * its context and is told (a voicemail may be due). A verdict that arrives while the token is

@@ -48,6 +48,11 @@ export class LiveCalls {
     return this.all().find((runtime) => runtime.activeCallId === callId);
   }
 
+  /** The runtime carrying the phone call Twilio names `callSid` here, if any. */
+  carryingPhoneCall(callSid: string): CallRuntime | undefined {
+    return this.all().find((runtime) => runtime.phoneCallSid === callSid);
+  }
+
   async shutdown(): Promise<void> {
     await Promise.all(this.all().map((runtime) => runtime.shutdown()));
   }
