@@ -322,9 +322,10 @@ export class CallRuntime implements CallInbound {
     this.caller = undefined;
     this.held.discard();
     this.agent?.close(reason ?? 'refused');
+    // Nothing the closing agent still says goes out (nor into the recording).
+    this.transport.close(reason, closeCode, this.endMessage);
     // What was still queued for the caller's ear now never plays; the file is stored in the background.
     this.recording?.finish();
-    this.transport.close(reason, closeCode, this.endMessage);
     try {
       if (this.callId && reason) {
         const callId = this.callId;
