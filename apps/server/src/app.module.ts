@@ -1,7 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { MetricsController } from './metrics/metrics.controller';
 import { ClusterLink } from './cluster/cluster-link';
-import { CallRecordBatching } from './media/record-batching/call-record-batching';
+import { CallRecordBatching } from './call-runtime/records/record-batching/call-record-batching';
 import { MetricsRegistry } from './metrics/metrics.registry';
 import type { DestinationStream } from 'pino';
 import { APP_FILTER } from '@nestjs/core';
@@ -65,6 +65,8 @@ import { AgentTestService } from './agent-tests/agent-test.service';
 import { AgentTestsController } from './agent-tests/agent-tests.controller';
 import { WebCallsController } from './web-calls/web-calls.controller';
 import { MediaStreamService } from './media/media-stream.service';
+import { CallRuntimes } from './call-runtime/call-runtimes.service';
+import { LiveCalls } from './call-runtime/live-calls';
 import { MediaUpgradeVerifier } from './media/media-upgrade.verifier';
 import { PhoneNumbersController } from './phone-numbers/phone-numbers.controller';
 import { InboundCallService } from './twilio/inbound-call.service';
@@ -165,6 +167,8 @@ export class AppModule {
         OutboundCallService,
         OutboundAnswerService,
         MediaUpgradeVerifier,
+        CallRuntimes,
+        LiveCalls,
         MediaStreamService,
         WarmTransferService,
         MediaStreamGateway,

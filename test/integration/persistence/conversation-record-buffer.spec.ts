@@ -1,9 +1,9 @@
 import type { PinoLogger } from 'nestjs-pino';
-import { CallEventBuffer } from '../../../apps/server/src/media/call-event-buffer';
+import { CallEventBuffer } from '../../../apps/server/src/call-runtime/records/call-event-buffer';
 import {
   ConversationRecordBuffer,
   type ConversationRecordStore,
-} from '../../../apps/server/src/media/conversation-record-buffer';
+} from '../../../apps/server/src/call-runtime/records/conversation-record-buffer';
 import { ConversationRecordRepository } from '../../../libs/persistence/src/repositories/conversation-record.repository';
 import { createRepositories, createTestPrisma } from '../../support/database';
 import { createInboundCall } from './call-fixtures';

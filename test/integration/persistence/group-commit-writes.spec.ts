@@ -6,7 +6,7 @@ import { countingPrisma, createRepositories, createTestPrisma } from '../../supp
 import { createInboundCall } from './call-fixtures';
 
 /**
- * The repository writes the server's group commit uses (apps/server/src/media/record-batching):
+ * The repository writes the server's group commit uses (apps/server/src/call-runtime/records/record-batching):
  * several calls' records in one statement, each call failing alone.
  */
 const MISSING_CALL = '00000000-0000-4000-8000-000000000000';

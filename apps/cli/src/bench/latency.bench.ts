@@ -1,7 +1,7 @@
 /**
  * `npm run bench:latency [-- --calls N] [-- --turns N] [-- --check] [-- --workers N] [-- --batch-delay-ms N] [-- --caller-threads N] [-- --caller-nice N]`
  *
- * Voice-to-voice latency through the real media path (MediaStreamConnection on a local WebSocket
+ * Voice-to-voice latency through the real media path (a CallRuntime over the Twilio transport on a local WebSocket
  * server, the pipeline agent, the real Silero VAD through the inference runtime) with fake
  * ASR/LLM/TTS engines of fixed, scripted delays, against SimulatedTwilioCall callers (real-time
  * 20 ms frames, real-time playback, mark echoes, `clear`). The callers run in a worker thread of

@@ -1,9 +1,10 @@
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown, Optional } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '@switchboard/config';
 import { CallEventRepository, CallStreamRepository, isTerminalCallStatus, isTwilioCallStatus, type QuietCall } from '@switchboard/persistence';
 import { describeTwilioFailure } from '../telephony-control/twilio-failure';
 import { TwilioRestClientFactory } from '../telephony-control/twilio-rest-client.factory';
 import { TwilioAccountService } from '../twilio-accounts/twilio-account.service';
+import { LiveCalls } from '../call-runtime/live-calls';
 import { CallEndService } from './call-end.service';
 
 /** Calls reconciled per pass at most: an outage's backlog is worked through over a few passes. */
@@ -38,6 +39,8 @@ export class CallReconciler implements OnApplicationBootstrap, OnApplicationShut
     private readonly ends: CallEndService,
     private readonly accounts: TwilioAccountService,
     private readonly restClients: TwilioRestClientFactory,
+    /** The calls this process carries: never taken for quiet here, whatever their heartbeat says (a second process's reconciler has none). */
+    @Optional() private readonly liveCalls?: LiveCalls,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -78,6 +81,8 @@ export class CallReconciler implements OnApplicationBootstrap, OnApplicationShut
   }
 
   private async reconcile(call: QuietCall, now: Date): Promise<boolean> {
+    // Its heartbeat was late (the database was slow), but its runtime here is live: that runtime ends it.
+    if (this.liveCalls?.carrying(call.id)) return false;
     const twilio = await this.askTwilio(call);
     if ('status' in twilio && call.twilioCallSid !== null && isTwilioCallStatus(twilio.status)) {
       // Twilio's own word first, so the status, its end time and billed duration are right.

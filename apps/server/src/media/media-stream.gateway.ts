@@ -10,7 +10,7 @@ const CLOSE_POLICY = 1008;
 
 /**
  * `WS /twilio/media` (and `/twilio/media/<AccountSid>`). The upgrade was already signature-checked
- * by TwilioMediaWsAdapter, which noted the account it was signed by; from here the connection's own
+ * by TwilioMediaWsAdapter, which noted the account it was signed by; from here the Twilio transport's own
  * protocol session reads Twilio's frames, and may only claim that account's calls.
  */
 @WebSocketGateway({ path: MEDIA_STREAM_PATH })

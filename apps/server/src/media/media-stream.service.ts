@@ -1,49 +1,34 @@
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '@switchboard/config';
-import { TelephonyAudioInput, TelephonyAudioOutput } from '@switchboard/conversation';
-import { CallStreamRepository, type StreamAccount } from '@switchboard/persistence';
-import { CallControlError, type CallControl, type WarmTransferRequest } from '@switchboard/conversation';
+import { CallControlError, TelephonyAudioInput, TelephonyAudioOutput, type CallControl, type WarmTransferRequest } from '@switchboard/conversation';
+import { CallStreamRepository, type StreamAccount, type StreamCallContext } from '@switchboard/persistence';
 import { PinoLogger } from 'nestjs-pino';
 import type { WebSocket } from 'ws';
 import { AgentEngines } from '../agents/agent-engines';
 import { CallEndRetrier } from '../call-lifecycle/call-end-retrier';
+import type { CallRuntime, PhoneCallRef } from '../call-runtime/call-runtime';
+import { agentInputRates, agentOutputRates } from '../call-runtime/agent-audio-rates';
+import { CallRuntimes } from '../call-runtime/call-runtimes.service';
+import { LiveCalls } from '../call-runtime/live-calls';
 import { TwilioRestClientFactory } from '../telephony-control/twilio-rest-client.factory';
 import { TwilioAccountService } from '../twilio-accounts/twilio-account.service';
-import { CallUsageRegistry } from '../usage/call-usage-registry';
 import { ClusterLink } from '../cluster/cluster-link';
-import { WebAudioInput, WebAudioOutput } from '../web-calls/web-call-audio';
-import { CallRecordBatching } from './record-batching/call-record-batching';
 import { CallRecordingService } from '../recordings/call-recording.service';
-import { CallEventBuffer } from './call-event-buffer';
-import { ConversationRecordBuffer } from './conversation-record-buffer';
-import { MediaStreamConnection, type PhoneCallRef } from './media-stream-connection';
+import { TwilioMediaStreamTransport } from './twilio-media-stream-transport';
 import { WarmTransferService } from '../transfers/warm-transfer.service';
-import { CallMetrics } from '../metrics/call-metrics';
 import type { LiveCallLabels } from '../metrics/live-call-labels';
-import { WaterfallObservingRecorder } from '../metrics/waterfall-observing-recorder';
 
 /** How often this process tells the database its live calls are still carried (at most; see heartbeatIntervalMs). */
 const MEDIA_HEARTBEAT_MAX_INTERVAL_MS = 10_000;
 
-/** A call connection of another edge (the browser's web calls) that this process carries. */
-export interface CarriedCall {
-  readonly activeCallId: string | undefined;
-  readonly liveCallLabels: LiveCallLabels | undefined;
-  shutdown(): Promise<void>;
-  /** The drain's bound passed: end the call, telling the caller `message`. */
-  endWithMessage(message: string): Promise<void>;
-}
-
 /**
- * Owns the live media connections: shutdown ends every call cleanly, and a heartbeat marks the calls
- * this process carries as alive, so the reconciler only ends calls nobody carries any more.
+ * Twilio's media streams: each verified socket becomes a call runtime over a Twilio transport, with
+ * Twilio's call control (hang-up, transfers, the drain's spoken message). It also keeps the calls
+ * this process carries (LiveCalls, the browser's too) alive in the database: a heartbeat marks them,
+ * so the reconciler only ends calls nobody carries any more; shutdown ends every call cleanly.
  */
 @Injectable()
-
 export class MediaStreamService implements OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown {
-  private readonly connections = new Set<MediaStreamConnection>();
-  /** Web call connections: the same heartbeat (so the reconciler never takes them for quiet) and the same shutdown. */
-  private readonly otherEdges = new Set<CarriedCall>();
   private heartbeat: NodeJS.Timeout | undefined;
 
   constructor(
@@ -53,12 +38,11 @@ export class MediaStreamService implements OnModuleInit, OnApplicationBootstrap,
     private readonly agents: AgentEngines,
     private readonly twilioRest: TwilioRestClientFactory,
     private readonly twilioAccounts: TwilioAccountService,
-    private readonly usage: CallUsageRegistry,
     private readonly cluster: ClusterLink,
-    private readonly recordBatching: CallRecordBatching,
+    private readonly runtimes: CallRuntimes,
+    private readonly liveCalls: LiveCalls,
     private readonly recordings: CallRecordingService,
     private readonly transfers: WarmTransferService,
-    private readonly callMetrics: CallMetrics,
     private readonly logger: PinoLogger,
   ) {
     this.logger.setContext(MediaStreamService.name);
@@ -66,25 +50,15 @@ export class MediaStreamService implements OnModuleInit, OnApplicationBootstrap,
   }
 
   /**
-   * Designs every resampling filter the agents need before the first call arrives. Filter design
-   * is CPU work (hundreds of ms for a sharp 80 dB filter on a cold JIT) that would otherwise block
-   * the event loop, and so every live call, on the first call of each rate pair.
+   * Designs every resampling filter the phone's agents need before the first call arrives. Filter
+   * design is CPU work (hundreds of ms for a sharp 80 dB filter on a cold JIT) that would otherwise
+   * block the event loop, and so every live call, on the first call of each rate pair.
    */
   onModuleInit(): void {
     const started = performance.now();
     const noSink = { sendAudio: () => undefined, sendMark: () => undefined, endOfUtterance: () => undefined, clear: () => undefined };
-    const inputRates = new Set(this.agents.all().map((engine) => engine.audio.inputSampleRate));
-    // Agent voices come at these rates (Flite 16 kHz, Piper 22.05 kHz, OpenAI/Kokoro 24 kHz).
-    const outputRates = new Set([...this.agents.all().map((engine) => engine.audio.outputSampleRate), 16_000, 22_050, 24_000]);
-    const noPcmSink = { sendPcm: () => undefined, sendMark: () => undefined, endOfUtterance: () => undefined, clear: () => undefined };
-    for (const rate of inputRates) {
-      new TelephonyAudioInput(rate);
-      new WebAudioInput(rate); // the browser's calls (16 kHz) too
-    }
-    for (const rate of outputRates) {
-      new TelephonyAudioOutput(rate, noSink);
-      new WebAudioOutput(rate, noPcmSink);
-    }
+    for (const rate of agentInputRates(this.agents)) new TelephonyAudioInput(rate);
+    for (const rate of agentOutputRates(this.agents)) new TelephonyAudioOutput(rate, noSink);
     this.logger.info({ durationMs: Math.round(performance.now() - started) }, 'audio filters prepared');
   }
 
@@ -93,21 +67,19 @@ export class MediaStreamService implements OnModuleInit, OnApplicationBootstrap,
     this.heartbeat.unref();
   }
 
+  /** Call sockets open now, on every carrier. */
   get activeConnections(): number {
-    return this.connections.size + this.otherEdges.size;
+    return this.liveCalls.size;
   }
 
   /** Labels of the calls whose agents run here now (the live-calls gauge). */
   liveCallLabels(): LiveCallLabels[] {
-    return [...this.connections, ...this.otherEdges].flatMap((connection) => (connection.liveCallLabels === undefined ? [] : [connection.liveCallLabels]));
+    return this.liveCalls.labels();
   }
 
   /** The drain's bound passed: every call still live is ended with `message` (spoken by Twilio on a phone call). */
   async endLiveCallsWithMessage(message: string): Promise<void> {
-    await Promise.all([
-      ...[...this.connections].map((connection) => connection.endWithMessage(message, (call, text) => this.sayAndHangUp(call, text))),
-      ...[...this.otherEdges].map((connection) => connection.endWithMessage(message)),
-    ]);
+    await Promise.all(this.liveCalls.all().map((runtime) => runtime.endWithMessage(message, (call, text) => this.sayAndHangUp(call, text))));
   }
 
   /** Asks Twilio, with the credentials of the call's account, to speak `message` and hang up; false where there are none. */
@@ -116,12 +88,6 @@ export class MediaStreamService implements OnModuleInit, OnApplicationBootstrap,
     if (!rest) return false;
     await this.twilioRest.callControlFor(rest, call.callSid).sayAndHangUp(message);
     return true;
-  }
-
-  /** Carries another edge's call connection from now on; returns what to call when it closes. */
-  carry(connection: CarriedCall): () => void {
-    this.otherEdges.add(connection);
-    return () => this.otherEdges.delete(connection);
   }
 
   /**
@@ -137,47 +103,26 @@ export class MediaStreamService implements OnModuleInit, OnApplicationBootstrap,
   }
 
   /**
-   * Every local connection of the call is told, also one still checking its token (it keeps the
-   * verdict for its agent). Only a connection that carries the call counts as told: a socket still
+   * Every local runtime of the call is told, also one still checking its token (it keeps the
+   * verdict for its agent). Only a runtime that carries the call counts as told: a socket still
    * being checked may be refused, so the other workers hear it too.
    */
   private tellLocalAgent(callId: string, answeredBy: string): boolean {
     let told = false;
-    for (const connection of this.connections) {
-      if (connection.claimedOrClaimingCallId !== callId) continue;
-      connection.noteAnsweredBy(answeredBy);
-      if (connection.activeCallId === callId) told = true;
+    for (const runtime of this.liveCalls.claiming(callId)) {
+      runtime.noteAnsweredBy(answeredBy);
+      if (runtime.activeCallId === callId) told = true;
     }
     return told;
   }
 
   /** A verified media socket; `account` signed its upgrade, and only that account's calls may stream on it. */
-  accept(socket: WebSocket, account: StreamAccount): MediaStreamConnection {
-    // The call control of a warm transfer hands the connection's call off: it needs the connection
-    // (its closures run once the stream is claimed, after this assignment).
-    const connection: MediaStreamConnection = new MediaStreamConnection(
-      socket,
-      {
-        claimStream: (input) => this.calls.claimMediaStream(input),
-        finaliseCall: (callId, end) => this.callEnds.finaliseDurably(callId, end),
-        resolveAgent: (engine) => this.agents.resolve(engine),
-        createEventBuffer: (callId) => new CallEventBuffer(callId, this.recordBatching.callEvents, this.logger),
-        createRecorder: (callId, events) =>
-          new WaterfallObservingRecorder(new ConversationRecordBuffer(callId, this.recordBatching.conversationRecords, events, this.logger), (waterfall) =>
-            this.callMetrics.turnCompleted(waterfall),
-          ),
-        createCallControl: (call) => this.callControl(call.twilioCallSid, call.twilioAccountSid, (request) => this.warmTransfer(call, request, connection)),
-        resumedCall: (callId, transferId) => this.transfers.resumedCall(callId, transferId),
-        takeCarriedUsage: (callId) => this.transfers.takeCarriedUsage(callId),
-        startRecording: (start) => this.recordings.begin(start),
-        usage: this.usage,
-        logger: this.logger,
-        onClosed: (closed) => this.connections.delete(closed),
-      },
-      account,
-    );
-    this.connections.add(connection);
-    return connection;
+  accept(socket: WebSocket, account: StreamAccount): CallRuntime {
+    return this.runtimes.open(new TwilioMediaStreamTransport(socket, this.logger, account), {
+      createCallControl: (call, runtime) => this.callControl(call.twilioCallSid, call.twilioAccountSid, (request) => this.warmTransfer(call, request, runtime)),
+      resumedCall: (callId, transferId) => this.transfers.resumedCall(callId, transferId),
+      takeCarriedUsage: (callId) => this.transfers.takeCarriedUsage(callId),
+    });
   }
 
   /**
@@ -207,18 +152,18 @@ export class MediaStreamService implements OnModuleInit, OnApplicationBootstrap,
   }
 
   /**
-   * A warm transfer of the call this connection carries: the connection hands the call off first
+   * A warm transfer of the call this runtime carries: the runtime hands the call off first
    * (so Twilio stopping the stream for the hold does not end the call), then the transfer puts the
    * caller on hold and dials. Should Twilio refuse the hold, the stream goes on; had it already
    * ended meanwhile, the call is ended here, as nobody else will.
    */
   private async warmTransfer(
-    call: { callId: string; twilioCallSid: string | null; twilioAccountSid: string | null },
+    call: StreamCallContext,
     request: WarmTransferRequest,
-    connection: MediaStreamConnection,
+    runtime: CallRuntime,
   ): Promise<void> {
     if (call.twilioCallSid === null || call.twilioAccountSid === null) throw new CallControlError('a warm transfer needs a Twilio call');
-    const handOff = connection.beginHandOff();
+    const handOff = runtime.beginHandOff();
     try {
       await this.transfers.begin({ callId: call.callId, twilioCallSid: call.twilioCallSid, twilioAccountSid: call.twilioAccountSid, request, handOff });
     } catch (error) {
@@ -232,7 +177,7 @@ export class MediaStreamService implements OnModuleInit, OnApplicationBootstrap,
 
   /** One statement for every call this process carries; a failure only delays the next beat. */
   private async beat(): Promise<void> {
-    const callIds = [...this.connections, ...this.otherEdges].flatMap((connection) => (connection.activeCallId === undefined ? [] : [connection.activeCallId]));
+    const callIds = this.liveCalls.callIds();
     try {
       await this.calls.touchMediaSeen(callIds, new Date());
     } catch (error) {
@@ -242,7 +187,7 @@ export class MediaStreamService implements OnModuleInit, OnApplicationBootstrap,
 
   async onApplicationShutdown(): Promise<void> {
     clearInterval(this.heartbeat);
-    await Promise.all([...this.connections, ...this.otherEdges].map((connection) => connection.shutdown()));
+    await this.liveCalls.shutdown();
     // The calls' recordings are stored after their calls end: wait for them (the shutdown bound still holds).
     await this.recordings.drain();
   }

@@ -1,5 +1,5 @@
 import type { MediaStreamCounters } from '@switchboard/telephony';
-import type { CarriedAudioMs } from './close-call-records';
+import type { CarriedAudioMs } from '../call-runtime/close-call-records';
 
 /** G.711 at 8 kHz: one byte per sample, 8 bytes per millisecond. */
 const MULAW_BYTES_PER_MS = 8;

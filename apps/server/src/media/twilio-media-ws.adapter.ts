@@ -25,7 +25,7 @@ export function verifiedStreamAccount(request: IncomingMessage): StreamAccount |
  *   with the token of the account its path names (`/twilio/media` or `/twilio/media/<AccountSid>`);
  * - those paths are all served by the media gateway (Nest's adapter matches one exact path);
  * - messages are not routed by Nest's `{event, data}` convention: Twilio's `{event, ...}` frames go
- *   to the connection's own protocol session, attached in the gateway's handleConnection.
+ *   to the Twilio transport's own protocol session, attached in the gateway's handleConnection.
  */
 export class TwilioMediaWsAdapter extends WsAdapter {
   constructor(

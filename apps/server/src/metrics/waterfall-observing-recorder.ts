@@ -1,5 +1,5 @@
 import type { ConversationRecorder, ToolInvocationRecord, TranscriptTurnRecord, TurnLatencyRecord } from '@switchboard/conversation';
-import { mergeLatency } from '../media/conversation-record-buffer';
+import { mergeLatency } from '../call-runtime/records/conversation-record-buffer';
 
 /** Turns whose waterfall is still being reported (an agent has one or two at a time), and turns already settled. */
 const MAX_OPEN_TURNS = 16;

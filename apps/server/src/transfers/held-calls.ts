@@ -1,5 +1,5 @@
 import type { MeasuredCallUsage } from '@switchboard/billing';
-import type { StreamHandOff } from '../media/stream-hand-off';
+import type { StreamHandOff } from '../call-runtime/stream-hand-off';
 
 /** A stream's usage waits this long for a call to resume on this process, then is dropped (and logged by the caller). */
 const CARRIED_USAGE_TTL_MS = 30 * 60_000;

@@ -15,7 +15,7 @@ import { mintStreamToken, STREAM_PARAM_RESUME_TRANSFER, webhookUrl, type StatusC
 import { PinoLogger } from 'nestjs-pino';
 import type { Twilio } from 'twilio';
 import { CallEndRetrier } from '../call-lifecycle/call-end-retrier';
-import type { StreamHandOff } from '../media/stream-hand-off';
+import type { StreamHandOff } from '../call-runtime/stream-hand-off';
 import { describeTwilioFailure } from '../telephony-control/twilio-failure';
 import { TwilioRestClientFactory } from '../telephony-control/twilio-rest-client.factory';
 import { streamToCallTwiml } from '../twilio/stream-twiml';

@@ -1,6 +1,6 @@
 import { Body, Controller, Header, HttpCode, Post, Req, UseFilters, UseGuards } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
-import { CallRepository } from '@switchboard/persistence';
+import { CallRepository, isTerminalCallStatus } from '@switchboard/persistence';
 import {
   statusCallbackSchema,
   voiceWebhookSchema,
@@ -9,6 +9,7 @@ import {
 } from '@switchboard/telephony';
 import { PinoLogger } from 'nestjs-pino';
 import { CallEndService } from '../call-lifecycle/call-end.service';
+import { LiveCalls } from '../call-runtime/live-calls';
 import { ZodValidationPipe } from '../common/zod-validation.pipe';
 import { InboundCallService } from './inbound-call.service';
 import { assertCallOfAccount } from './twilio-account';
@@ -24,6 +25,7 @@ export class TwilioWebhooksController {
     private readonly inboundCalls: InboundCallService,
     private readonly calls: CallRepository,
     private readonly callEnds: CallEndService,
+    private readonly liveCalls: LiveCalls,
     private readonly logger: PinoLogger,
   ) {
     this.logger.setContext(TwilioWebhooksController.name);
@@ -49,6 +51,8 @@ export class TwilioWebhooksController {
       billedMinutes: params.billedMinutes,
       at: params.timestamp ?? new Date(),
     });
+    // The call is over at Twilio: a stream of it still open here ends through its runtime, as its stop would end it.
+    if (found && isTerminalCallStatus(params.status)) this.liveCalls.carryingPhoneCall(params.callSid)?.carrierEnded();
     // Twilio retries non-2xx responses; an unknown call will never become known, so acknowledge it.
     if (!found) this.logger.warn({ callSid: params.callSid, status: params.status }, 'status callback for an unknown call');
   }

@@ -1,22 +1,18 @@
-import { CallMetrics } from '../metrics/call-metrics';
-import { WaterfallObservingRecorder } from '../metrics/waterfall-observing-recorder';
-import { Inject, Injectable, NotFoundException } from '@nestjs/common';
+import { Inject, Injectable, NotFoundException, OnModuleInit } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '@switchboard/config';
-import { AgentRepository, CallStreamRepository, type Refusal } from '@switchboard/persistence';
+import { CallControlError, type CallControl } from '@switchboard/conversation';
+import { AgentRepository, type Refusal } from '@switchboard/persistence';
 import { mintStreamToken } from '@switchboard/telephony';
 import { PinoLogger } from 'nestjs-pino';
 import type { WebSocket } from 'ws';
 import { AgentEngines } from '../agents/agent-engines';
 import { CallAdmissionService } from '../call-lifecycle/call-admission.service';
-import { CallEndRetrier } from '../call-lifecycle/call-end-retrier';
-import { CallEventBuffer } from '../media/call-event-buffer';
-import { ConversationRecordBuffer } from '../media/conversation-record-buffer';
-import { MediaStreamService } from '../media/media-stream.service';
-import { CallRecordBatching } from '../media/record-batching/call-record-batching';
-import { CallUsageRegistry } from '../usage/call-usage-registry';
-import { WebCallConnection } from './web-call-connection';
+import { agentInputRates, agentOutputRates } from '../call-runtime/agent-audio-rates';
+import type { CallRuntime } from '../call-runtime/call-runtime';
+import { CallRuntimes } from '../call-runtime/call-runtimes.service';
+import { WebAudioInput, WebAudioOutput } from './web-call-audio';
 import { WEB_CALL_PATH } from './web-call-protocol';
-import { CallRecordingService } from '../recordings/call-recording.service';
+import { WebCallTransport } from './web-call-transport';
 
 export type WebCallOutcome =
   | { admitted: true; callId: string; token: string; expiresAt: Date; url: string }
@@ -25,25 +21,27 @@ export type WebCallOutcome =
 /**
  * Calls from the browser: admission and a one-time stream token (POST /v1/agents/{id}/web-calls),
  * then the socket that presents it. The call is a call like any other from there on: the same
- * records, event buffer, usage meter, cost ledger, webhooks, heartbeat and shutdown.
+ * records, event buffer, usage meter, cost ledger, webhooks, heartbeat and shutdown (its CallRuntime
+ * is the one a phone call has, over a web call transport).
  */
 @Injectable()
-export class WebCallService {
+export class WebCallService implements OnModuleInit {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly agents: AgentRepository,
     private readonly admission: CallAdmissionService,
-    private readonly streams: CallStreamRepository,
-    private readonly callEnds: CallEndRetrier,
     private readonly engines: AgentEngines,
-    private readonly usage: CallUsageRegistry,
-    private readonly recordBatching: CallRecordBatching,
-    private readonly mediaStreams: MediaStreamService,
-    private readonly recordings: CallRecordingService,
-    private readonly callMetrics: CallMetrics,
+    private readonly runtimes: CallRuntimes,
     private readonly logger: PinoLogger,
   ) {
     this.logger.setContext(WebCallService.name);
+  }
+
+  /** The browser's audio filters, designed before the first call (see MediaStreamService.onModuleInit). */
+  onModuleInit(): void {
+    const noPcmSink = { sendPcm: () => undefined, sendMark: () => undefined, endOfUtterance: () => undefined, clear: () => undefined };
+    for (const rate of agentInputRates(this.engines)) new WebAudioInput(rate);
+    for (const rate of agentOutputRates(this.engines)) new WebAudioOutput(rate, noPcmSink);
   }
 
   /** `testRunId`: the scenario test run placing the call (see agent-tests/); `now`: the call's start, the origin of its offsets. */
@@ -71,25 +69,25 @@ export class WebCallService {
     return { admitted: true, callId: admission.call.id, token: token.token, expiresAt: token.expiresAt, url: webCallUrl(this.config.publicBaseUrl) };
   }
 
-  accept(socket: WebSocket): WebCallConnection {
-    let release: () => void = () => undefined;
-    const connection = new WebCallConnection(socket, {
-      claimStream: (input) => this.streams.claimMediaStream({ ...input, account: { kind: 'web' } }),
-      finaliseCall: (callId, end) => this.callEnds.finaliseDurably(callId, end),
-      resolveAgent: (engine) => this.engines.resolve(engine),
-      createEventBuffer: (callId) => new CallEventBuffer(callId, this.recordBatching.callEvents, this.logger),
-      createRecorder: (callId, events) =>
-        new WaterfallObservingRecorder(new ConversationRecordBuffer(callId, this.recordBatching.conversationRecords, events, this.logger), (waterfall) =>
-          this.callMetrics.turnCompleted(waterfall),
-        ),
-      startRecording: (start) => this.recordings.begin(start),
-      usage: this.usage,
-      logger: this.logger,
-      onClosed: () => release(),
-    });
-    release = this.mediaStreams.carry(connection);
-    return connection;
+  accept(socket: WebSocket): CallRuntime {
+    return this.runtimes.open(new WebCallTransport(socket, this.logger), { createCallControl: (call) => webCallControl(call.testRunId !== null) });
   }
+}
+
+/**
+ * A web call has no phone line: hanging up ends the socket; a transfer to a phone number is not
+ * possible. A scenario test's call simulates the transfer instead (the agent's side of it runs
+ * for real, is recorded as `call_transferred`, and ends the call as `transferred`), so a suite can
+ * check that the agent hands the caller over when it should.
+ */
+function webCallControl(isScenarioTest: boolean): CallControl {
+  return {
+    hangUp: async () => undefined, // endCall closes the socket, which is the whole call
+    transfer: async () => {
+      if (isScenarioTest) return;
+      throw new CallControlError('a web call cannot be transferred to a phone number');
+    },
+  };
 }
 
 /** ws:// or wss:// on the public base URL: the same origin the console is served from. */

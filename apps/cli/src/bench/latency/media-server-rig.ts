@@ -1,6 +1,6 @@
 /**
  * The server's media path, as is, on a local WebSocket server: every socket becomes a real
- * MediaStreamConnection (Twilio protocol session, audio chains, agent session), with in-memory
+ * CallRuntime over a Twilio media stream transport (protocol session, audio chains, agent session), with in-memory
  * stand-ins for what sits behind it (the call repository, the call-event store, call control).
  * Each call the bench places has a ledger here: its recorder, when `clear` went out, how it ended.
  */
@@ -12,8 +12,9 @@ import { hashStreamToken } from '@switchboard/telephony';
 import type { PinoLogger } from 'nestjs-pino';
 import { pino } from 'pino';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { CallEventBuffer } from '../../../../server/src/media/call-event-buffer';
-import { MediaStreamConnection, type MediaStreamDependencies } from '../../../../server/src/media/media-stream-connection';
+import { CallEventBuffer } from '../../../../server/src/call-runtime/records/call-event-buffer';
+import { CallRuntime, type CallRuntimeDependencies } from '../../../../server/src/call-runtime/call-runtime';
+import { TwilioMediaStreamTransport } from '../../../../server/src/media/twilio-media-stream-transport';
 import { ObservedRecorder } from './observed-recorder';
 import { CallUsageRegistry } from '../../../../server/src/usage/call-usage-registry';
 
@@ -37,14 +38,16 @@ interface LedgerEntry extends BenchCallLedger {
 
 export class MediaServerRig {
   private readonly ledgers = new Map<string, LedgerEntry>();
-  private readonly connections = new Set<MediaStreamConnection>();
-  private readonly deps: MediaStreamDependencies;
+  private readonly connections = new Set<CallRuntime>();
+  private readonly deps: CallRuntimeDependencies;
+  private readonly logger: PinoLogger;
 
   private constructor(
     private readonly server: WebSocketServer,
     agent: AgentEngine,
   ) {
     const logger = pino({ level: 'silent' }) as unknown as PinoLogger;
+    this.logger = logger;
     // The event store the buffer flushes to: the bench keeps no call events beyond the recorder's.
     const callEvents = { appendMany: async (): Promise<void> => undefined } as unknown as CallEventRepository;
     this.deps = {
@@ -106,7 +109,7 @@ export class MediaServerRig {
     const path = request.url ?? '';
     const ledger = path.startsWith(MEDIA_PATH) ? this.ledgers.get(path.slice(MEDIA_PATH.length)) : undefined;
     if (ledger) timestampClears(socket, ledger.clearsSentAtMs);
-    this.connections.add(new MediaStreamConnection(socket, this.deps));
+    this.connections.add(new CallRuntime(new TwilioMediaStreamTransport(socket, this.logger), this.deps));
   }
 
   private ledger(callId: string): LedgerEntry {
@@ -115,7 +118,7 @@ export class MediaServerRig {
     return entry;
   }
 
-  /** What MediaStreamConnection calls at `start`: the token claim, against the bench's own ledger. */
+  /** What the call runtime calls at `start`: the token claim, against the bench's own ledger. */
   private async claim(input: { callId: string; tokenHash: string }): Promise<StreamClaim> {
     const entry = this.ledgers.get(input.callId);
     if (!entry) return { outcome: 'missing' };

@@ -1,6 +1,6 @@
 import type { MeasuredCallUsage } from '@switchboard/billing';
 
-/** Why a call ended, as the connection carrying it saw it (both call edges). */
+/** Why a call ended, as its runtime saw it (whatever carried it). */
 export type CallEndReason =
   | 'stream_stopped'
   | 'connection_lost'

@@ -1,6 +1,6 @@
 import type { MeasuredAiUsage, MeasuredCallUsage } from '@switchboard/billing';
 import type { ConversationRecorder } from '@switchboard/conversation';
-import type { CallEventBuffer } from './call-event-buffer';
+import type { CallEventBuffer } from './records/call-event-buffer';
 import type { CallEndReason, ConnectionCallEnd } from './call-end-reason';
 
 /** Audio a call edge carried, in milliseconds (each edge converts its own bytes). */

@@ -4,10 +4,12 @@ import type { StreamClaim } from '@switchboard/persistence';
 import { FakeTwilio } from '@switchboard/telephony/session/media-stream-session.test-support';
 import type { PinoLogger } from 'nestjs-pino';
 import type { WebSocket } from 'ws';
-import type { CallEventBuffer } from './call-event-buffer';
-import { MediaStreamConnection, type ConnectionCallEnd, type MediaStreamDependencies } from './media-stream-connection';
+import { TwilioMediaStreamTransport } from '../media/twilio-media-stream-transport';
+import type { ConnectionCallEnd } from './call-end-reason';
+import { CallRuntime, type CallRuntimeDependencies } from './call-runtime';
+import type { CallEventBuffer } from './records/call-event-buffer';
 
-/** The socket as the connection uses it: messages in, text and a close out. */
+/** The socket as the Twilio transport uses it: messages in, text and a close out. */
 class FakeSocket extends EventEmitter {
   readonly OPEN = 1;
   readonly CONNECTING = 0;
@@ -50,15 +52,15 @@ class RecordingAgent implements AgentEngine {
   }
 }
 
-function setup(options: Partial<Pick<MediaStreamDependencies, 'maxInputHeldBeforeAuth' | 'takeCarriedUsage'>> = {}) {
+function setup(options: Partial<Pick<CallRuntimeDependencies, 'maxInputHeldBeforeAuth' | 'takeCarriedUsage'>> = {}) {
   let settleClaim: (claim: StreamClaim) => void = () => undefined;
   const claim = new Promise<StreamClaim>((resolve) => (settleClaim = resolve));
   const agent = new RecordingAgent();
   const events: { type: string; payload: Record<string, unknown> }[] = [];
   const ends: ConnectionCallEnd[] = [];
-  const closed: MediaStreamConnection[] = [];
+  const closed: CallRuntime[] = [];
   const quiet = () => undefined;
-  const deps: MediaStreamDependencies = {
+  const deps: CallRuntimeDependencies = {
     claimStream: () => claim,
     finaliseCall: async (_callId, end) => {
       ends.push(end);
@@ -67,13 +69,14 @@ function setup(options: Partial<Pick<MediaStreamDependencies, 'maxInputHeldBefor
     createEventBuffer: () => ({ add: (type: string, payload: Record<string, unknown>) => events.push({ type, payload }), close: async () => undefined }) as unknown as CallEventBuffer,
     createRecorder: () => ({ transcriptTurn: quiet, toolInvocation: quiet, turnLatency: quiet, event: quiet, flush: async () => undefined }) satisfies ConversationRecorder,
     createCallControl: () => ({ hangUp: async () => undefined, transfer: async () => undefined }),
-    usage: { open: quiet, close: () => ({ sttAudioMs: 1500 }) as ReturnType<MediaStreamDependencies['usage']['close']> },
+    usage: { open: quiet, close: () => ({ sttAudioMs: 1500 }) as ReturnType<CallRuntimeDependencies['usage']['close']> },
     logger: { info: quiet, warn: quiet, error: quiet } as unknown as PinoLogger,
     onClosed: (connection) => closed.push(connection),
     ...options,
   };
   const socket = new FakeSocket();
-  const connection = new MediaStreamConnection(socket as unknown as WebSocket, deps);
+  const logger = deps.logger;
+  const connection = new CallRuntime(new TwilioMediaStreamTransport(socket as unknown as WebSocket, logger), deps);
   const twilio = new FakeTwilio();
   socket.receive(twilio.connected());
   socket.receive(twilio.start());
@@ -103,7 +106,7 @@ function setup(options: Partial<Pick<MediaStreamDependencies, 'maxInputHeldBefor
 
 const frame = (first: number) => new Uint8Array(160).fill(first);
 
-describe('MediaStreamConnection: what the caller sends while the stream token is checked', () => {
+describe('CallRuntime over a Twilio media stream: what the caller sends while the stream token is checked', () => {
   it('holds frames and key presses, then hands them to the agent in the order they came, before live audio', async () => {
     const { socket, twilio, agent, authorise } = setup();
     socket.receive(twilio.media(frame(1)));
@@ -140,7 +143,7 @@ describe('MediaStreamConnection: what the caller sends while the stream token is
   });
 });
 
-describe('MediaStreamConnection: answering-machine verdicts', () => {
+describe('CallRuntime over a Twilio media stream: answering-machine verdicts', () => {
   it('keeps a verdict that arrives while the token is checked for the agent, and tells the live agent a later one', async () => {
     const { connection, agent, authorise } = setup();
     // The claim may have read the call before the verdict was stored: the connection remembers it.
@@ -155,7 +158,7 @@ describe('MediaStreamConnection: answering-machine verdicts', () => {
   });
 });
 
-describe('MediaStreamConnection: a warm transfer hands the call off', () => {
+describe('CallRuntime over a Twilio media stream: a warm transfer hands the call off', () => {
   it('suspends the call when the stream ends while handing off: records flushed, usage handed over, nothing finalised', async () => {
     const { socket, twilio, connection, events, ends, closed, authorise } = setup();
     await authorise();

@@ -2,9 +2,10 @@ import type { AgentCallContext, CallControl, ConversationRecorder, ResumedCall }
 import type { StreamCallContext } from '@switchboard/persistence';
 
 /**
- * What the agent of a Twilio media stream knows of its call: the claimed call, the stream's custom
- * parameters (our TwiML's; they win a name clash with the call's variables), and what the edge
- * learnt meanwhile (a verdict that came while the token was checked, a warm transfer it resumes).
+ * What an agent knows of its call, whatever carries it: the claimed call, the carrier's start
+ * parameters (a Twilio stream's are our TwiML's; they win a name clash with the call's variables),
+ * and what the runtime learnt meanwhile (a verdict that came while the token was checked, a warm
+ * transfer it resumes).
  */
 export function agentCallContextOf(
   call: StreamCallContext,
