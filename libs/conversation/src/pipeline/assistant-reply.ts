@@ -169,7 +169,7 @@ export class AssistantReply {
       return { kind: 'failed', error: asEngineError(error, this.deps.tts.name), stage: 'tts' };
     }
     // The history gets the words once they have been heard (see writeSpokenToHistory / writeHeardToHistory):
-    // the audio is handed to Twilio faster than it plays, so the caller may still cut it short.
+    // the audio is handed to the call faster than it plays, so the caller may still cut it short.
     if (this.cancelled) return { kind: 'cancelled' };
     return end;
   }

@@ -1,7 +1,7 @@
 /**
  * A whole pipeline call on scripted engines: caller audio goes through a loudness VAD and the real
  * turn detector, transcripts come from a scripted recogniser, the model's tokens from a scripted LLM,
- * audio from a fake TTS through the real QueuedTtsStream, and Twilio's playback buffer is a fake
+ * audio from a fake TTS through the real QueuedTtsStream, and the call's playback buffer is a fake
  * output whose marks the test echoes. Time is Jest's fake clock: 20 ms of caller audio per 20 ms.
  */
 import { EngineError } from '@switchboard/inference/contracts';
@@ -135,7 +135,7 @@ class CallUnderTest {
     await settle();
   }
 
-  /** Twilio played everything queued so far. */
+  /** The call played everything queued so far. */
   async echoAll(): Promise<void> {
     this.output.echoPlayed();
     await settle();
@@ -190,7 +190,7 @@ describe('PipelineAgentSession', () => {
       expect(c.tts.texts).toEqual(['Hello +15550001111, thanks for calling Acme.']);
       expect(c.output.playedSamples).toBeGreaterThan(0);
       expect(c.output.marks).toEqual(['r1:1']);
-      // Not recorded until Twilio says it was played.
+      // Not recorded until the call says it was played.
       expect(c.turns).toEqual([]);
 
       await c.echoAll();
@@ -495,7 +495,7 @@ describe('PipelineAgentSession', () => {
       spoken.open();
       await settle();
       expect(c.eventsOf('llm_error')).toEqual([{ engine: 'scripted-llm', code: 'unavailable', message: 'upstream returned 503', retryable: true }]);
-      // The sentence already sent is not cut off: the apology waits until Twilio says it has played.
+      // The sentence already sent is not cut off: the apology waits until the call says it has played.
       expect(c.tts.texts).toEqual(['Let me look that up for you.']);
       await c.echoAll();
       expect(c.turns[1]).toEqual({ role: 'assistant', source: 'speech', text: 'Let me look that up for you.', heardText: 'Let me look that up for you.', interrupted: true });

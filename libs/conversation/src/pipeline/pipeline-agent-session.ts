@@ -20,7 +20,7 @@ import { ReplySpeculation } from './reply-speculation';
 import { TurnTranscription } from './turn-transcription';
 import { voicemailPlaybackOf } from '../playback/voicemail-playback';
 
-/** Extra time allowed for Twilio to echo the last mark after the audio's own length. */
+/** Extra time allowed for the call edge to echo the last mark after the audio's own length. */
 const PLAYBACK_ECHO_GRACE_MS = 3000;
 
 /** What the caller said for one turn, and where it sits on the call clock. */
@@ -427,7 +427,7 @@ export class PipelineAgentSession implements AgentSession {
     this.interrupt(reply, 'speech', speechStartMs, detectedAtMs);
   }
 
-  /** Barge-in: stop the agent's audio at Twilio, stop the reply, keep only what was heard. */
+  /** Barge-in: stop the agent's audio on the call, stop the reply, keep only what was heard. */
   private interrupt(reply: AssistantReply, cause: 'speech' | 'dtmf', speechStartMs?: number, detectedAtMs?: number): void {
     this.output.clear();
     const clearedAtMs = this.clock.nowMs();
@@ -462,7 +462,7 @@ export class PipelineAgentSession implements AgentSession {
   // ---- closing words ------------------------------------------------------------------------
 
   /**
-   * The voicemail: whatever the agent was saying or preparing stops (cleared at Twilio: it was
+   * The voicemail: whatever the agent was saying or preparing stops (cleared on the call: it was
    * said over the machine's greeting), then the message is said and waited for, bounded like every
    * playback wait. Caller audio is ignored from now on (pushAudio).
    */

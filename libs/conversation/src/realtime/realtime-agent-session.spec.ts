@@ -1,7 +1,7 @@
 /**
  * A realtime call on scripted parts: the model is a scripted speech-to-speech session the test
  * plays, the caller's audio goes through a loudness VAD (Silero's 32 ms framing) into the real
- * interruption logic, and Twilio's playback buffer is a fake output whose marks the test echoes.
+ * interruption logic, and the call's playback buffer is a fake output whose marks the test echoes.
  * Time is Jest's fake clock: 20 ms of caller audio per 20 ms.
  */
 import { encodeMulaw } from '@switchboard/audio';

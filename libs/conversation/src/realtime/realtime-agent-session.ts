@@ -47,7 +47,7 @@ export interface RealtimeSessionDeps {
 
 /**
  * One call of a `realtime` agent: caller audio goes to a speech-to-speech model as mu-law (what
- * Twilio sends: no resampling), the model's audio comes back the same way. The model detects turns
+ * a phone call sends: no resampling), the model's audio comes back the same way. The model detects turns
  * and answers them; this session adds what the platform promises on every engine: barge-in judged
  * by the platform's own VAD and by what the caller heard (marks), backchannels ignored, tools
  * (with a filler line when slow), keypad input, an apology when the model fails, transcripts,
@@ -319,7 +319,7 @@ export class RealtimeAgentSession implements AgentSession {
     this.bargeIn(item, 'speech', speech);
   }
 
-  /** Barge-in: stop the audio at Twilio, stop the response, tell the model what the caller heard. */
+  /** Barge-in: stop the audio on the call, stop the response, tell the model what the caller heard. */
   private bargeIn(item: SpokenItem, cause: 'speech' | 'dtmf' | 'max_duration', speech?: CallerInterruption): void {
     if (this.closed || this.speech.current !== item) return;
     this.output.clear();

@@ -1,7 +1,7 @@
 import { PlaybackTracker, wordPrefix } from '../playback/playback-tracker';
 import type { TranscriptSource } from '../records/conversation-records';
 
-/** Extra time allowed for Twilio to echo the last mark after the audio's own length. */
+/** Extra time allowed for the call edge to echo the last mark after the audio's own length. */
 const PLAYBACK_ECHO_GRACE_MS = 3000;
 
 /** When the caller's turn that an answer replies to ended (call offsets, ms). */
