@@ -1,35 +1,30 @@
-import { EngineError } from '@switchboard/inference/contracts';
 import { CallerAudio, SpeechHysteresis, TurnDetector, type SpeechStartedEvent, type TurnEndedEvent } from '@switchboard/inference/turn';
 import type { VadFrame } from '@switchboard/inference/vad';
-import type { AgentAudioOutput, AgentCallContext, AgentSession } from '../agent/agent-session';
-import { CallPolicy } from '../agent/call-policy';
-import { VoicemailDrop, type VoicemailPlayback } from '../agent/voicemail-drop';
-import { resumeLineOf, seedHistory } from '../agent/resumed-call';
+import { AgentCore } from '../agent/agent-core';
+import type { AgentAudioOutput, AgentCallContext } from '../agent/agent-session';
+import { describeDtmfInput } from '../agent/dtmf-collector';
+import { seedHistory } from '../agent/resumed-call';
+import type { VoicemailPlayback } from '../agent/voicemail-drop';
 import { CallClock } from '../call/call-clock';
 import type { AgentConfig } from '../config/agent-config.schema';
-import { promptVariablesOf, renderPromptTemplate, type PromptVariables } from '../config/prompt-variables';
+import { renderPromptTemplate } from '../config/prompt-variables';
+import { waitUntilPlayed } from '../playback/playback-wait';
+import { voicemailPlaybackOf } from '../playback/voicemail-playback';
 import type { TranscriptSource } from '../records/conversation-records';
-import { TranscriptLog } from '../records/transcript-log';
+import { errorPayload } from '../records/event-payloads';
 import type { ToolAction, ToolRunner } from '../tools/tool-contracts';
 import { AssistantReply, type ReplyEnd } from './assistant-reply';
 import { ConversationHistory } from './conversation-history';
-import { describeDtmfInput, DtmfCollector } from './dtmf-collector';
 import { InterruptionDetector } from './interruption-detector';
 import type { PipelineEngines } from './pipeline-engines';
 import { ReplySpeculation } from './reply-speculation';
+import { ReplyTranscript, type UserTurnTiming } from './reply-transcript';
 import { TurnTranscription } from './turn-transcription';
-import { voicemailPlaybackOf } from '../playback/voicemail-playback';
 
-/** Extra time allowed for the call edge to echo the last mark after the audio's own length. */
-const PLAYBACK_ECHO_GRACE_MS = 3000;
-
-/** What the caller said for one turn, and where it sits on the call clock. */
-interface UserTurnTiming {
-  startMs: number | null;
-  endOfSpeechMs: number | null;
-  endOfTurnFrameMs: number | null;
-  endOfTurnMs: number | null;
-  asrFinalMs: number | null;
+/** Caller audio as the pipeline takes it: PCM16 at 8 kHz, with its arrival on the call clock. */
+interface CallerFrame {
+  pcm: Int16Array;
+  atMs: number;
 }
 
 /**
@@ -40,8 +35,8 @@ interface UserTurnTiming {
  * Caller audio arrives at 8 kHz (the VAD's native rate: no resampling on the hot path); the
  * recogniser gets 16 kHz from one per-utterance resampler.
  */
-export class PipelineAgentSession implements AgentSession {
-  private readonly clock: CallClock;
+export class PipelineAgentSession extends AgentCore<CallerFrame> {
+  protected readonly slowStart = { code: 'engines_slow', notReady: "the pipeline's engines (VAD, recogniser, model, voice) were not ready" };
   /**
    * The caller's audio, buffered once for the call: turn detection reads utterances from it, the
    * recogniser re-reads from the start of speech, waterfalls map stream positions to arrival times.
@@ -50,15 +45,9 @@ export class PipelineAgentSession implements AgentSession {
    */
   private readonly callerAudio = new CallerAudio({ sampleRate: 8000, keepSeconds: 10 });
   private history: ConversationHistory;
-  private readonly variables: PromptVariables;
   private readonly interruptions: InterruptionDetector;
-  private readonly dtmf: DtmfCollector;
   private engines: PipelineEngines | undefined;
   private turnDetector: TurnDetector | undefined;
-  /** Audio that arrived while the engines were being prepared. */
-  private pendingAudio: { pcm: Int16Array; atMs: number }[] | undefined = [];
-  /** Settles once the engines are ready (or failed). */
-  private readonly ready: Promise<void>;
 
   /** The caller's turn being recognised, from its start of speech to its end. */
   private transcription: TurnTranscription | undefined;
@@ -66,28 +55,19 @@ export class PipelineAgentSession implements AgentSession {
   private readonly speculation: ReplySpeculation;
 
   private currentReply: AssistantReply | undefined;
-  /** The caller's turn each model reply answers (its waterfall's first steps), kept for a reply that gets cut. */
-  private readonly replyTimings = new WeakMap<AssistantReply, UserTurnTiming>();
-  private currentReplySource: TranscriptSource = 'speech';
   private replyCounter = 0;
-  private readonly log: TranscriptLog;
-  /** Idle prompts, the time limit, the failure budget, hang-up and transfer: shared with the realtime agent. */
-  private readonly policy: CallPolicy;
-  /** A machine answered (outbound, DetectMessageEnd): the message replaces the conversation. */
-  private readonly voicemail: VoicemailDrop;
-  private closed = false;
+  private readonly transcript: ReplyTranscript;
 
   constructor(
-    private readonly context: AgentCallContext,
-    private readonly config: AgentConfig,
-    private readonly output: AgentAudioOutput,
+    context: AgentCallContext,
+    config: AgentConfig,
+    output: AgentAudioOutput,
     private readonly tools: ToolRunner,
     engines: Promise<PipelineEngines>,
   ) {
-    this.clock = new CallClock(context.callStartedAt);
+    super(context, config, output);
     // A call taken back after a warm transfer numbers its turns on and remembers what was said.
-    this.log = new TranscriptLog(context.recorder, context.resumed?.nextTranscriptIndex);
-    this.variables = promptVariablesOf(context);
+    this.transcript = new ReplyTranscript(context.recorder, this.clock, context.resumed?.nextTranscriptIndex);
     this.history = new ConversationHistory(renderPromptTemplate(config.systemPrompt, this.variables));
     seedHistory(this.history, context.resumed?.priorTurns);
     const threshold = config.turn.threshold;
@@ -95,7 +75,6 @@ export class PipelineAgentSession implements AgentSession {
       { threshold, negativeThreshold: SpeechHysteresis.defaultNegativeThreshold(threshold), minSpeechMs: config.interruptions.minSpeechMs },
       (speech) => this.onInterruption(speech.startMs, speech.detectedAtMs),
     );
-    this.dtmf = new DtmfCollector({ onInput: (digits) => this.onDtmfInput(digits) });
     this.speculation = new ReplySpeculation({
       mayStart: () => this.userSpeechStartedAt !== undefined && !this.policy.ending && this.engines?.asr.supportsPartials === true,
       heardMs: () => this.callerAudio.totalSamples / 8,
@@ -106,49 +85,19 @@ export class PipelineAgentSession implements AgentSession {
       },
       recorder: context.recorder,
     });
-    this.policy = new CallPolicy(context, config, {
-      isBusy: () => this.userSpeechStartedAt !== undefined || this.currentReply !== undefined,
-      // The line reaches the history as the caller hears it (afterReply / recordInterruptedReply).
-      say: (text, source) => this.speakScripted(text, source),
-      sayThenHangUp: (text, reason) => this.sayThenHangUp(text, reason),
-      cutSpeech: () => {
-        const reply = this.currentReply;
-        if (reply && !reply.cancelled && reply.tracker.playing) this.interrupt(reply, 'speech');
-        else reply?.cancel();
-        this.speculation.cancel();
-      },
-    });
-    this.voicemail = new VoicemailDrop(context, this.variables, {
-      leaveMessage: (text) => this.leaveVoicemail(text),
-      hangUp: (reason) => this.policy.hangUp(reason),
-    });
-    this.ready = engines.then(
+    void engines.then(
       (ready) => this.start(ready),
       (error: unknown) => this.fail('engines_unavailable', error),
     );
   }
 
   pushAudio(pcm: Int16Array): void {
-    // A recording machine is listening once a voicemail starts: nothing it hears is a turn.
-    if (this.closed || this.voicemail.active) return;
+    if (this.ignoresCaller) return;
     const atMs = this.clock.nowMs();
     // `pcm` is the call edge's reused buffer: held audio is copied, live audio is not (ingest
     // copies what it keeps into the caller-audio ring and the VAD stream's queue).
-    if (this.pendingAudio) {
-      this.pendingAudio.push({ pcm: pcm.slice(), atMs });
-      return;
-    }
-    this.ingest(pcm, atMs);
-  }
-
-  onDtmf(digit: string): void {
-    if (this.closed || this.voicemail.active) return;
-    this.dtmf.push(digit);
-  }
-
-  onAnsweredBy(): void {
-    // Before the engines are ready, start() looks at the verdict instead.
-    if (!this.closed && this.engines) this.voicemail.startIfDue();
+    if (this.inputLive) this.ingest(pcm, atMs);
+    else this.hold({ pcm: pcm.slice(), atMs });
   }
 
   onMarkEchoed(name: string, cleared: boolean): void {
@@ -156,20 +105,30 @@ export class PipelineAgentSession implements AgentSession {
     this.currentReply?.tracker.onMarkEchoed(name, cleared);
   }
 
-  close(reason: string): void {
-    if (this.closed) return;
+  protected isBusy(): boolean {
+    return this.userSpeechStartedAt !== undefined || this.currentReply !== undefined;
+  }
+
+  protected cutSpeech(): void {
+    const reply = this.currentReply;
+    if (reply && !reply.cancelled && reply.tracker.playing) this.interrupt(reply, 'speech');
+    else reply?.cancel();
+    this.speculation.cancel();
+  }
+
+  protected recordSpeechCutByClose(): void {
     const reply = this.currentReply;
     if (reply && reply.tracker.playing && !reply.cancelled) this.recordInterruptedReply(reply, 'call_ended', this.clock.nowMs());
-    this.closed = true;
+  }
+
+  protected releaseEngines(): void {
+    const reply = this.currentReply;
     reply?.cancel();
     // Nobody will echo marks any more: release whoever waits for the playback to finish.
     reply?.tracker.abandon();
     this.speculation.cancel();
     this.transcription?.cancel();
     this.turnDetector?.close();
-    this.dtmf.close();
-    this.policy.close();
-    this.context.recorder.event('agent_closed', { reason });
   }
 
   // ---- start-up ---------------------------------------------------------------------------
@@ -196,16 +155,11 @@ export class PipelineAgentSession implements AgentSession {
       else if (event.type === 'turn_ended') void this.onTurnEnded(event);
       else this.context.recorder.event('end_of_turn_model_failed', { message: event.error.message });
     });
-    this.policy.startMaxDuration(this.clock.nowMs());
-    const pending = this.pendingAudio ?? [];
-    this.pendingAudio = undefined;
-    // The machine's verdict came before the stream (asynchronous detection): the message, no greeting.
-    if (this.voicemail.startIfDue()) return;
-    for (const frame of pending) this.ingest(frame.pcm, frame.atMs);
-    const resumeLine = resumeLineOf(this.config, this.context.resumed);
-    if (resumeLine !== undefined) void this.speakScripted(resumeLine, 'transfer_return');
-    else if (this.config.firstMessage !== null) void this.speakScripted(renderPromptTemplate(this.config.firstMessage, this.variables), 'first_message');
-    else this.policy.armIdle();
+    this.startConversation();
+  }
+
+  protected deliver(frame: CallerFrame): void {
+    this.ingest(frame.pcm, frame.atMs);
   }
 
   private ingest(pcm: Int16Array, atMs: number): void {
@@ -281,7 +235,7 @@ export class PipelineAgentSession implements AgentSession {
     } catch (error) {
       if (this.closed || this.voicemail.active) return;
       this.speculation.cancel();
-      this.context.recorder.event('asr_error', engineErrorPayload(error));
+      this.context.recorder.event('asr_error', errorPayload(error));
       await this.policy.answerFailed();
       return;
     }
@@ -293,22 +247,16 @@ export class PipelineAgentSession implements AgentSession {
       this.policy.armIdle();
       return;
     }
-    this.log.turn('user', 'speech', text, timing.startMs ?? endOfTurnMs, timing.endOfSpeechMs ?? endOfTurnMs);
+    this.transcript.userTurn('speech', text, timing.startMs ?? endOfTurnMs, timing.endOfSpeechMs ?? endOfTurnMs);
     await this.respond(text, timing);
   }
 
-  private onDtmfInput(digits: string[]): void {
-    if (this.closed || this.policy.ending) return;
-    if (!this.engines) {
-      // Keys pressed while the engines are still loading are answered once they are ready.
-      void this.ready.then(() => this.onDtmfInput(digits));
-      return;
-    }
+  protected answerKeys(digits: string[]): void {
     const reply = this.currentReply;
     if (reply && !reply.cancelled && reply.tracker.playing) this.interrupt(reply, 'dtmf');
     const text = describeDtmfInput(digits);
     const now = this.clock.nowMs();
-    this.log.turn('user', 'dtmf', text, now, now);
+    this.transcript.userTurn('dtmf', text, now, now);
     void this.respond(text, { startMs: now, endOfSpeechMs: null, endOfTurnFrameMs: null, endOfTurnMs: now, asrFinalMs: null });
   }
 
@@ -335,21 +283,27 @@ export class PipelineAgentSession implements AgentSession {
       reply = this.newReply();
     }
     this.currentReply = reply;
-    this.currentReplySource = 'speech';
     // An interrupted reply keeps the waterfall of the turn it answered.
-    this.replyTimings.set(reply, timing);
+    this.transcript.began(reply, 'speech', timing);
     const end = await reply.generate();
     await this.afterReply(reply, end, timing);
   }
 
-  private async speakScripted(text: string, source: TranscriptSource): Promise<ReplyEnd> {
+  /** A scripted line (first message, idle prompt, apology); it reaches the history as the caller hears it. */
+  protected async sayLine(text: string, source: TranscriptSource): Promise<ReplyEnd> {
     this.policy.pauseIdle();
-    const reply = this.newReply();
-    this.currentReply = reply;
-    this.currentReplySource = source;
+    const reply = this.startScripted(source);
     const end = await reply.speakScripted(text);
     await this.afterReply(reply, end, null);
     return end;
+  }
+
+  /** A scripted reply becomes the current one. */
+  private startScripted(source: TranscriptSource): AssistantReply {
+    const reply = this.newReply();
+    this.currentReply = reply;
+    this.transcript.began(reply, source, null);
+    return reply;
   }
 
   private newReply(options: { held?: boolean; history?: ConversationHistory } = {}): AssistantReply {
@@ -369,10 +323,7 @@ export class PipelineAgentSession implements AgentSession {
         temperature: this.config.llm.temperature,
         maxTokens: this.config.llm.maxTokens,
         onPlaybackStarted: () => this.interruptions.setArmed(this.config.interruptions.enabled),
-        onAside: (text) => {
-          const now = this.clock.nowMs();
-          this.log.turn('assistant', 'tool_filler', text, now, now);
-        },
+        onAside: (text) => this.transcript.aside(text),
       },
       `r${this.replyCounter}`,
       { held: options.held },
@@ -383,34 +334,25 @@ export class PipelineAgentSession implements AgentSession {
   private async afterReply(reply: AssistantReply, end: ReplyEnd, timing: UserTurnTiming | null): Promise<void> {
     if (end.kind === 'cancelled' || reply.cancelled) return;
     if (end.kind === 'failed') {
-      this.context.recorder.event(end.stage === 'llm' ? 'llm_error' : 'tts_error', engineErrorPayload(end.error));
+      this.context.recorder.event(end.stage === 'llm' ? 'llm_error' : 'tts_error', errorPayload(end.error));
       // What was already sent plays out (the caller hears the sentence end, not a cut), then the
       // apology; waiting for its marks also tells what of the failed answer was heard.
       if (reply.tracker.segmentOpen) reply.tracker.endSegment();
-      await this.waitForPlayback(reply);
+      await waitUntilPlayed(reply.tracker);
       if (reply.cancelled || this.closed) return;
       this.recordInterruptedReply(reply, end.stage === 'llm' ? 'llm_error' : 'tts_error', this.clock.nowMs());
       await this.policy.answerFailed();
       return;
     }
-    await this.waitForPlayback(reply);
+    await waitUntilPlayed(reply.tracker);
     this.interruptions.setArmed(false);
     if (reply.cancelled || this.closed) return;
     reply.writeSpokenToHistory();
     // Only a model answer that worked ends a run of failures: the scripted apology after a failure always "works".
     if (timing) this.policy.answerWorked();
-    const startMs = reply.milestones.firstFrameSentMs ?? this.clock.nowMs();
-    const index = this.log.turn('assistant', this.currentReplySource, reply.tracker.sentTextFrom(0), startMs, this.clock.nowMs());
-    if (timing) this.log.latency(index, { ...timing, ...reply.milestones });
+    this.transcript.heard(reply);
     if (this.currentReply === reply) this.currentReply = undefined;
     await this.performAction(end.action);
-  }
-
-  private async waitForPlayback(reply: AssistantReply): Promise<void> {
-    const boundMs = reply.tracker.sentSeconds * 1000 + PLAYBACK_ECHO_GRACE_MS;
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([reply.tracker.whenDrained(), new Promise<void>((resolve) => (timer = setTimeout(resolve, boundMs)))]);
-    clearTimeout(timer);
   }
 
   private async performAction(action: ToolAction): Promise<void> {
@@ -448,15 +390,9 @@ export class PipelineAgentSession implements AgentSession {
   }
 
   private recordInterruptedReply(reply: AssistantReply, why: string, interruptedAtMs: number): void {
-    const timing = this.replyTimings.get(reply) ?? null;
     reply.writeHeardToHistory();
     // Filler lines said while a tool ran are turns of their own, not part of the model's answer.
-    const sent = reply.tracker.sentTextFrom(0);
-    if (sent.length === 0) return;
-    const startMs = reply.milestones.firstFrameSentMs ?? this.clock.nowMs();
-    const index = this.log.turn('assistant', this.currentReplySource, sent, startMs, this.clock.nowMs(), reply.tracker.heardTextFrom(0));
-    if (timing) this.log.latency(index, { ...timing, ...reply.milestones, interruptedAtMs });
-    this.context.recorder.event('assistant_turn_cut', { index, why });
+    this.transcript.cut(reply, why, interruptedAtMs);
   }
 
   // ---- closing words ------------------------------------------------------------------------
@@ -466,7 +402,7 @@ export class PipelineAgentSession implements AgentSession {
    * said over the machine's greeting), then the message is said and waited for, bounded like every
    * playback wait. Caller audio is ignored from now on (pushAudio).
    */
-  private async leaveVoicemail(text: string): Promise<VoicemailPlayback> {
+  protected async leaveVoicemail(text: string): Promise<VoicemailPlayback> {
     this.policy.markEnding();
     this.speculation.cancel();
     this.transcription?.cancel();
@@ -482,45 +418,25 @@ export class PipelineAgentSession implements AgentSession {
       current?.cancel();
     }
     this.interruptions.setArmed(false);
-    const reply = this.newReply();
-    this.currentReply = reply;
-    this.currentReplySource = 'voicemail';
+    const reply = this.startScripted('voicemail');
     const end = await reply.speakScripted(text);
-    if (end.kind === 'failed') this.context.recorder.event('tts_error', engineErrorPayload(end.error));
-    if (end.kind === 'completed') await this.waitForPlayback(reply);
+    if (end.kind === 'failed') this.context.recorder.event('tts_error', errorPayload(end.error));
+    if (end.kind === 'completed') await waitUntilPlayed(reply.tracker);
     const playback = voicemailPlaybackOf(text, reply.tracker, this.closed);
-    if (!this.closed && playback.sentMs > 0) {
-      const startMs = reply.milestones.firstFrameSentMs ?? this.clock.nowMs();
-      const heard = playback.heardInFull ? undefined : reply.tracker.heardTextFrom(0);
-      this.log.turn('assistant', 'voicemail', reply.tracker.sentTextFrom(0), startMs, this.clock.nowMs(), heard);
-    }
+    if (!this.closed && playback.sentMs > 0) this.transcript.closing(reply, playback.heardInFull ? undefined : reply.tracker.heardTextFrom(0));
     return playback;
   }
 
-  private async sayThenHangUp(text: string, reason: string): Promise<void> {
+  protected async sayThenHangUp(text: string, reason: string): Promise<void> {
     this.policy.markEnding();
-    const reply = this.newReply();
-    this.currentReply = reply;
-    this.currentReplySource = 'closing';
+    const reply = this.startScripted('closing');
     const end = await reply.speakScripted(text);
     if (end.kind === 'completed') {
-      await this.waitForPlayback(reply);
-      const startMs = reply.milestones.firstFrameSentMs ?? this.clock.nowMs();
-      this.log.turn('assistant', 'closing', reply.tracker.sentTextFrom(0), startMs, this.clock.nowMs());
+      await waitUntilPlayed(reply.tracker);
+      this.transcript.closing(reply);
     }
     await this.policy.hangUp(reason);
   }
-
-  private fail(code: string, error: unknown): void {
-    if (this.closed) return;
-    this.context.recorder.event('error', { code, ...engineErrorPayload(error) });
-    this.context.endCall('agent_error');
-  }
-}
-
-function engineErrorPayload(error: unknown): Record<string, unknown> {
-  if (error instanceof EngineError) return { engine: error.engine, code: error.code, message: error.message, retryable: error.retryable };
-  return { message: error instanceof Error ? error.message : String(error) };
 }
 
 function roundOrNull(value: number | null): number | null {

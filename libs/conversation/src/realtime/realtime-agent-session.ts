@@ -8,19 +8,19 @@ import type {
   SpeechToSpeechTranscriptEvent,
 } from '@switchboard/inference/speech-to-speech';
 import type { VadStream } from '@switchboard/inference/vad';
-import type { AgentAudioOutput, AgentCallContext, AgentSession } from '../agent/agent-session';
-import { CallPolicy } from '../agent/call-policy';
-import { priorConversationNote, resumeLineOf } from '../agent/resumed-call';
-import { VoicemailDrop } from '../agent/voicemail-drop';
+import { AgentCore } from '../agent/agent-core';
+import type { AgentAudioOutput, AgentCallContext } from '../agent/agent-session';
+import { describeDtmfInput } from '../agent/dtmf-collector';
+import { priorConversationNote } from '../agent/resumed-call';
+import type { VoicemailPlayback } from '../agent/voicemail-drop';
 import { CallClock } from '../call/call-clock';
 import type { AgentConfig } from '../config/agent-config.schema';
-import { promptVariablesOf, renderPromptTemplate, type PromptVariables } from '../config/prompt-variables';
-import { describeDtmfInput, DtmfCollector } from '../pipeline/dtmf-collector';
+import { renderPromptTemplate } from '../config/prompt-variables';
 import type { TranscriptSource } from '../records/conversation-records';
+import { errorPayload } from '../records/event-payloads';
 import type { ToolAction, ToolRunner } from '../tools/tool-contracts';
 import { AgentSpeech } from './agent-speech';
 import { PendingToolAction } from './pending-tool-action';
-import { errorPayload } from './realtime-errors';
 import { RealtimeInterruptions, type CallerInterruption } from './realtime-interruptions';
 import { RealtimeToolCalls } from './realtime-tool-calls';
 import { RealtimeTranscript } from './realtime-transcript';
@@ -29,13 +29,10 @@ import { ResponseLedger } from './response-ledger';
 import { RealtimeVoicemail } from './realtime-voicemail';
 import { heardTextOf, waitForPlayback, type SpokenItem } from './spoken-item';
 
-/** Caller audio held while the model's session is connecting (about 10 s of 20 ms frames). */
-const MAX_FRAMES_BEFORE_CONNECTED = 500;
 /** mu-law at 8 kHz: bytes of caller audio per millisecond. */
 const MULAW_BYTES_PER_MS = 8;
 /** The model's end-of-speech position is believed only if it lies this close behind the audio sent. */
 const MAX_TRUSTED_VAD_LAG_MS = 10_000;
-/** Failed responses in a row after which the agent gives up and ends the call (as the pipeline agent does). */
 
 /** What a realtime session runs on, besides the call. */
 export interface RealtimeSessionDeps {
@@ -53,11 +50,9 @@ export interface RealtimeSessionDeps {
  * (with a filler line when slow), keypad input, an apology when the model fails, transcripts,
  * latency records, idle and max duration.
  */
-export class RealtimeAgentSession implements AgentSession {
-  private readonly clock: CallClock;
-  private readonly variables: PromptVariables;
+export class RealtimeAgentSession extends AgentCore<Uint8Array> {
+  protected readonly slowStart = { code: 'realtime_connect_slow', notReady: 'the speech-to-speech model had not connected' };
   private readonly instructions: string;
-  private readonly dtmf: DtmfCollector;
   private readonly tools: ToolRunner;
   private readonly responses = new ResponseLedger();
   private readonly lines: RequestedLines;
@@ -68,42 +63,18 @@ export class RealtimeAgentSession implements AgentSession {
   /** Undefined when interruptions are off for this agent. */
   private readonly interruptions: RealtimeInterruptions | undefined;
   private session: SpeechToSpeechSession | undefined;
-  private pendingAudio: Uint8Array[] | undefined = [];
-  /** Keypad inputs finished before the model was connected; answered once it is. */
-  private heldDtmfInputs: string[][] = [];
   /** Caller audio decoded for the barge-in VAD only (reused: the VAD copies what it keeps). */
   private decodedForVad = new Int16Array(160);
   /** Caller audio sent to the model so far: the clock its VAD positions (audio_start/end_ms) run on. */
   private inputBytesSent = 0;
   private speechStartedAtMs: number | undefined;
-  /** Idle prompts, the time limit, the failure budget, hang-up and transfer: shared with the pipeline agent. */
-  private readonly policy: CallPolicy;
-  /** A machine answered (outbound, DetectMessageEnd): the message replaces the conversation. */
-  private readonly voicemail: VoicemailDrop;
   private readonly voicemailSpeech: RealtimeVoicemail;
-  private closed = false;
 
-  constructor(
-    private readonly context: AgentCallContext,
-    private readonly config: AgentConfig,
-    private readonly output: AgentAudioOutput,
-    deps: RealtimeSessionDeps,
-  ) {
-    this.clock = new CallClock(context.callStartedAt);
-    this.variables = promptVariablesOf(context);
+  constructor(context: AgentCallContext, config: AgentConfig, output: AgentAudioOutput, deps: RealtimeSessionDeps) {
+    super(context, config, output);
     // A call taken back after a warm transfer: the new model session learns what was said before.
     this.instructions = renderPromptTemplate(this.config.systemPrompt, this.variables) + priorConversationNote(context.resumed?.priorTurns);
     this.tools = deps.tools;
-    this.dtmf = new DtmfCollector({ onInput: (digits) => this.onDtmfInput(digits) });
-    this.policy = new CallPolicy(context, config, {
-      isBusy: () => this.speech.current !== undefined,
-      say: (text, source) => this.say(text, source),
-      sayThenHangUp: (text, reason) => this.say(text, 'closing', () => this.policy.hangUp(reason)),
-      cutSpeech: () => {
-        const speaking = this.speech.current;
-        if (speaking) this.bargeIn(speaking, 'max_duration');
-      },
-    });
     this.transcript = new RealtimeTranscript(context.recorder, this.clock, context.resumed?.nextTranscriptIndex);
     this.lines = new RequestedLines(this.responses, {
       onTimeout: (line) => {
@@ -127,10 +98,6 @@ export class RealtimeAgentSession implements AgentSession {
       say: (text, source, then, timeoutMs) => this.say(text, source, then, timeoutMs),
       isClosed: () => this.closed,
     });
-    this.voicemail = new VoicemailDrop(context, this.variables, {
-      leaveMessage: (text) => this.voicemailSpeech.leaveMessage(text),
-      hangUp: (reason) => this.policy.hangUp(reason),
-    });
     this.pendingAction = new PendingToolAction((toolName) => {
       this.context.recorder.event('closing_words_timeout', { tool: toolName });
       void this.performPending();
@@ -151,60 +118,59 @@ export class RealtimeAgentSession implements AgentSession {
 
   /** The caller's mu-law, straight from the call: to the model untouched, decoded only for the barge-in VAD. */
   pushMulaw(mulaw: Uint8Array): void {
-    // A recording machine is listening once a voicemail starts: the model must not answer it.
-    if (this.closed || this.voicemail.active) return;
+    // The model must not answer a recording machine.
+    if (this.ignoresCaller) return;
     if (this.interruptions) {
       if (this.decodedForVad.length < mulaw.length) this.decodedForVad = new Int16Array(mulaw.length);
       this.interruptions.push(decodeMulaw(mulaw, this.decodedForVad.subarray(0, mulaw.length)));
     }
     // The engine encodes the view before sendAudio returns; held frames are copies (the edge reuses
     // `mulaw`), made with the constructor: a Buffer's slice() would be a view.
-    if (this.session) this.sendToModel(this.session, mulaw);
-    else if (this.pendingAudio && this.pendingAudio.length < MAX_FRAMES_BEFORE_CONNECTED) this.pendingAudio.push(new Uint8Array(mulaw));
-    else if (this.pendingAudio) this.endForSlowModel();
+    if (this.inputLive) this.sendToModel(this.session!, mulaw);
+    else this.hold(new Uint8Array(mulaw));
   }
 
-  /**
-   * The model has not connected after ~10 s of caller audio. Holding more would grow without bound,
-   * and dropping it would lose what the caller said: the call ends, saying why (as the edge does
-   * when a stream token takes too long to check).
-   */
-  private endForSlowModel(): void {
-    this.pendingAudio = undefined;
-    this.fail(
-      'realtime_connect_slow',
-      new Error(`the speech-to-speech model had not connected after ${MAX_FRAMES_BEFORE_CONNECTED} frames of caller audio; the call was ended rather than drop them`),
-    );
-  }
-
-  onDtmf(digit: string): void {
-    if (this.closed || this.policy.ending) return;
-    this.dtmf.push(digit);
+  protected deliver(mulaw: Uint8Array): void {
+    this.sendToModel(this.session!, mulaw);
   }
 
   onMarkEchoed(name: string, cleared: boolean): void {
     this.speech.onMarkEchoed(name, cleared);
   }
 
-  onAnsweredBy(): void {
-    // Before the model is connected, connect() looks at the verdict instead.
-    if (!this.closed && this.session) this.voicemail.startIfDue();
+  protected isBusy(): boolean {
+    return this.speech.current !== undefined;
   }
 
-  close(reason: string): void {
-    if (this.closed) return;
+  protected sayLine(text: string, source: TranscriptSource): void {
+    this.say(text, source);
+  }
+
+  protected sayThenHangUp(text: string, reason: string): void {
+    this.say(text, 'closing', () => this.policy.hangUp(reason));
+  }
+
+  protected cutSpeech(): void {
+    const speaking = this.speech.current;
+    if (speaking) this.bargeIn(speaking, 'max_duration');
+  }
+
+  protected leaveVoicemail(text: string): Promise<VoicemailPlayback> {
+    return this.voicemailSpeech.leaveMessage(text);
+  }
+
+  protected recordSpeechCutByClose(): void {
     const speaking = this.speech.current;
     if (speaking) this.speech.finish(speaking, true);
-    this.closed = true;
+  }
+
+  protected releaseEngines(): void {
     this.voicemailSpeech.callClosed();
-    this.policy.close();
     this.pendingAction.close();
     this.lines.close();
     this.interruptions?.close();
-    this.dtmf.close();
     this.toolCalls.abortAll();
     void this.session?.close();
-    this.context.recorder.event('agent_closed', { reason });
   }
 
   private async connect(enginePromise: Promise<SpeechToSpeechEngine>): Promise<void> {
@@ -247,17 +213,7 @@ export class RealtimeAgentSession implements AgentSession {
     session.on('closed', (event) => {
       if (!event.byClient && !this.closed) this.fail('realtime_connection_lost', event.error ?? new Error('connection closed'));
     });
-    const held = this.pendingAudio ?? [];
-    this.pendingAudio = undefined;
-    // The machine's verdict came before the model was ready (asynchronous detection): the message, no greeting.
-    if (this.voicemail.startIfDue()) return;
-    for (const frame of held) this.sendToModel(session, frame);
-    this.policy.startMaxDuration(this.clock.nowMs());
-    const resumeLine = resumeLineOf(this.config, this.context.resumed);
-    if (resumeLine !== undefined) this.say(resumeLine, 'transfer_return');
-    else if (this.config.firstMessage !== null) this.say(renderPromptTemplate(this.config.firstMessage, this.variables), 'first_message');
-    else this.policy.armIdle();
-    for (const digits of this.heldDtmfInputs.splice(0)) this.onDtmfInput(digits);
+    this.startConversation();
   }
 
   private sendToModel(session: SpeechToSpeechSession, mulaw: Uint8Array): void {
@@ -408,13 +364,8 @@ export class RealtimeAgentSession implements AgentSession {
   // ---- keypad -------------------------------------------------------------------------------
 
   /** A finished keypad input (`#` or a pause ends it), told to the model in words as the pipeline does. */
-  private onDtmfInput(digits: string[]): void {
-    if (this.closed || this.policy.ending) return;
-    if (!this.session) {
-      this.heldDtmfInputs.push(digits);
-      return;
-    }
-    if (!this.session.isOpen) return;
+  protected answerKeys(digits: string[]): void {
+    if (!this.session?.isOpen) return;
     const item = this.speech.current;
     if (item) this.bargeIn(item, 'dtmf');
     const text = describeDtmfInput(digits);
@@ -462,11 +413,5 @@ export class RealtimeAgentSession implements AgentSession {
     this.policy.markEnding();
     // A warm transfer always says its hold message: the caller must know they are being put on hold.
     this.say(action.message, 'closing', () => this.policy.transfer(action.to, action.warm));
-  }
-
-  private fail(code: string, error: unknown): void {
-    if (this.closed) return;
-    this.context.recorder.event('error', { code, ...errorPayload(error) });
-    this.context.endCall('agent_error');
   }
 }
