@@ -1,5 +1,4 @@
-import { CallerAudio, SpeechHysteresis, TurnDetector, type SpeechStartedEvent, type TurnEndedEvent } from '@switchboard/inference/turn';
-import type { VadFrame } from '@switchboard/inference/vad';
+import { SpeechHysteresis, type TurnEndedEvent } from '@switchboard/inference/turn';
 import { AgentCore } from '../agent/agent-core';
 import type { AgentAudioOutput, AgentCallContext } from '../agent/agent-session';
 import { describeDtmfInput } from '../agent/dtmf-collector';
@@ -14,12 +13,13 @@ import type { TranscriptSource } from '../records/conversation-records';
 import { errorPayload } from '../records/event-payloads';
 import type { ToolAction, ToolRunner } from '../tools/tool-contracts';
 import { AssistantReply, type ReplyEnd } from './assistant-reply';
+import { CallerTurns, roundOrNull, type UserTurnTiming } from './caller-turns';
 import { ConversationHistory } from './conversation-history';
 import { InterruptionDetector } from './interruption-detector';
 import type { PipelineEngines } from './pipeline-engines';
 import { ReplySpeculation } from './reply-speculation';
-import { ReplyTranscript, type UserTurnTiming } from './reply-transcript';
-import { TurnTranscription } from './turn-transcription';
+import { ReplyTranscript } from './reply-transcript';
+import type { TurnTranscription } from './turn-transcription';
 
 /** Caller audio as the pipeline takes it: PCM16 at 8 kHz, with its arrival on the call clock. */
 interface CallerFrame {
@@ -37,21 +37,10 @@ interface CallerFrame {
  */
 export class PipelineAgentSession extends AgentCore<CallerFrame> {
   protected readonly slowStart = { code: 'engines_slow', notReady: "the pipeline's engines (VAD, recogniser, model, voice) were not ready" };
-  /**
-   * The caller's audio, buffered once for the call: turn detection reads utterances from it, the
-   * recogniser re-reads from the start of speech, waterfalls map stream positions to arrival times.
-   * 10 s: a turn's audio as the turn events carry it is its last 10 s (the recogniser gets the whole
-   * turn, streamed from the start of speech as it comes).
-   */
-  private readonly callerAudio = new CallerAudio({ sampleRate: 8000, keepSeconds: 10 });
+  private readonly turns: CallerTurns;
   private history: ConversationHistory;
   private readonly interruptions: InterruptionDetector;
   private engines: PipelineEngines | undefined;
-  private turnDetector: TurnDetector | undefined;
-
-  /** The caller's turn being recognised, from its start of speech to its end. */
-  private transcription: TurnTranscription | undefined;
-  private userSpeechStartedAt: SpeechStartedEvent | undefined;
   private readonly speculation: ReplySpeculation;
 
   private currentReply: AssistantReply | undefined;
@@ -68,6 +57,19 @@ export class PipelineAgentSession extends AgentCore<CallerFrame> {
     super(context, config, output);
     // A call taken back after a warm transfer numbers its turns on and remembers what was said.
     this.transcript = new ReplyTranscript(context.recorder, this.clock, context.resumed?.nextTranscriptIndex);
+    this.turns = new CallerTurns(context, config, this.clock, {
+      // Every VAD frame also goes to the interruption detector and the speculation's pause timer.
+      onFrame: (frame) => {
+        if (this.closed) return;
+        this.interruptions.onFrame(frame);
+        this.speculation.onFrame(this.interruptions.inSpeech, frame.startMs);
+      },
+      onSpeechStarted: () => this.onSpeechStarted(),
+      onTurnEnded: (event, asr, timing) => void this.onTurnEnded(event, asr, timing),
+      onStablePartial: (text) => this.speculation.onStablePartial(text),
+      ignoresCaller: () => this.ignoresCaller,
+      fail: (code, error) => this.fail(code, error),
+    });
     this.history = new ConversationHistory(renderPromptTemplate(config.systemPrompt, this.variables));
     seedHistory(this.history, context.resumed?.priorTurns);
     const threshold = config.turn.threshold;
@@ -76,8 +78,8 @@ export class PipelineAgentSession extends AgentCore<CallerFrame> {
       (speech) => this.onInterruption(speech.startMs, speech.detectedAtMs),
     );
     this.speculation = new ReplySpeculation({
-      mayStart: () => this.userSpeechStartedAt !== undefined && !this.policy.ending && this.engines?.asr.supportsPartials === true,
-      heardMs: () => this.callerAudio.totalSamples / 8,
+      mayStart: () => this.turns.callerSpeaking && !this.policy.ending && this.engines?.asr.supportsPartials === true,
+      heardMs: () => this.turns.heardMs,
       startHeld: (text) => {
         const history = this.history.fork();
         history.addUser(text);
@@ -96,7 +98,7 @@ export class PipelineAgentSession extends AgentCore<CallerFrame> {
     const atMs = this.clock.nowMs();
     // `pcm` is the call edge's reused buffer: held audio is copied, live audio is not (ingest
     // copies what it keeps into the caller-audio ring and the VAD stream's queue).
-    if (this.inputLive) this.ingest(pcm, atMs);
+    if (this.inputLive) this.turns.push(pcm, atMs);
     else this.hold({ pcm: pcm.slice(), atMs });
   }
 
@@ -106,7 +108,7 @@ export class PipelineAgentSession extends AgentCore<CallerFrame> {
   }
 
   protected isBusy(): boolean {
-    return this.userSpeechStartedAt !== undefined || this.currentReply !== undefined;
+    return this.turns.callerSpeaking || this.currentReply !== undefined;
   }
 
   protected cutSpeech(): void {
@@ -127,8 +129,7 @@ export class PipelineAgentSession extends AgentCore<CallerFrame> {
     // Nobody will echo marks any more: release whoever waits for the playback to finish.
     reply?.tracker.abandon();
     this.speculation.cancel();
-    this.transcription?.cancel();
-    this.turnDetector?.close();
+    this.turns.close();
   }
 
   // ---- start-up ---------------------------------------------------------------------------
@@ -139,53 +140,19 @@ export class PipelineAgentSession extends AgentCore<CallerFrame> {
       return;
     }
     this.engines = engines;
-    const threshold = this.config.turn.threshold;
-    // Listening before the detector does: barge-in and the pause tracker see each frame first.
-    engines.vad.listen({ onFrame: (frame) => this.closed || this.onVadFrame(frame), onError: (error) => this.fail('vad_failed', error) });
-    this.turnDetector = new TurnDetector(engines.vad, {
-      threshold,
-      minSpeechMs: this.config.turn.minSpeechMs,
-      minSilenceMs: this.config.turn.minSilenceMs,
-      prefixPaddingMs: this.config.turn.prefixPaddingMs,
-      endOfTurnClassifier: this.config.turn.endOfTurnModel ? engines.endOfTurnClassifier : undefined,
-    }, this.callerAudio);
-    this.turnDetector.onEvent((event) => {
-      if (this.closed || this.voicemail.active) return;
-      if (event.type === 'speech_started') this.onSpeechStarted(event);
-      else if (event.type === 'turn_ended') void this.onTurnEnded(event);
-      else this.context.recorder.event('end_of_turn_model_failed', { message: event.error.message });
-    });
+    this.turns.listen(engines);
     this.startConversation();
   }
 
   protected deliver(frame: CallerFrame): void {
-    this.ingest(frame.pcm, frame.atMs);
-  }
-
-  private ingest(pcm: Int16Array, atMs: number): void {
-    this.callerAudio.append(pcm, atMs);
-    this.transcription?.push(pcm);
-    // The VAD stream orders the chunks and delivers their frames to us and the detector.
-    try {
-      this.turnDetector!.push(pcm);
-    } catch (error) {
-      this.fail('vad_failed', error);
-    }
-  }
-
-  /** Every VAD frame also goes to the interruption detector and the speculation's pause timer. */
-  private onVadFrame(frame: VadFrame): void {
-    this.interruptions.onFrame(frame);
-    this.speculation.onFrame(this.interruptions.inSpeech, frame.startMs);
+    this.turns.push(frame.pcm, frame.atMs);
   }
 
   // ---- caller speech ------------------------------------------------------------------------
 
-  private onSpeechStarted(event: SpeechStartedEvent): void {
+  private onSpeechStarted(): void {
     this.policy.callerSpoke();
-    this.userSpeechStartedAt = event;
     this.speculation.speechStarted();
-    this.openAsr(event.audioStartMs);
     const reply = this.currentReply;
     // The caller went on talking before the answer was heard: drop it, the next turn answers both.
     if (reply && !reply.cancelled && !reply.hasPlayed) {
@@ -194,31 +161,8 @@ export class PipelineAgentSession extends AgentCore<CallerFrame> {
     }
   }
 
-  private openAsr(fromStreamMs: number): void {
-    this.transcription?.cancel();
-    const options = { callId: this.context.callId, language: this.config.language, prompt: this.config.stt.prompt };
-    this.transcription = TurnTranscription.open(this.engines!.asr, options, this.callerAudio.since(fromStreamMs), (text) => this.speculation.onStablePartial(text));
-  }
-
-  private async onTurnEnded(event: TurnEndedEvent): Promise<void> {
-    const endOfTurnMs = this.clock.nowMs();
-    const asr = this.transcription;
-    this.transcription = undefined;
-    this.userSpeechStartedAt = undefined;
-    const timing: UserTurnTiming = {
-      startMs: this.callerAudio.arrivalOf(event.startMs) ?? null,
-      endOfSpeechMs: this.callerAudio.arrivalOf(event.endMs) ?? null,
-      endOfTurnFrameMs: this.callerAudio.arrivalOf(event.detectedAtMs) ?? null,
-      endOfTurnMs,
-      asrFinalMs: null,
-    };
-    this.context.recorder.event('turn_ended', {
-      reason: event.reason,
-      endOfSpeechMs: roundOrNull(timing.endOfSpeechMs),
-      // When the frame that completed the end-of-turn silence arrived: end-of-turn wait = this - endOfSpeechMs.
-      decisionFrameMs: roundOrNull(timing.endOfTurnFrameMs),
-      endOfTurnMs: CallClock.round(endOfTurnMs),
-    });
+  private async onTurnEnded(event: TurnEndedEvent, asr: TurnTranscription | undefined, timing: UserTurnTiming): Promise<void> {
+    const { endOfTurnMs } = timing;
     const reply = this.currentReply;
     if (reply && !reply.cancelled && reply.tracker.playing) {
       // Short speech over the agent that did not interrupt it: a backchannel, not a turn.
@@ -379,9 +323,9 @@ export class PipelineAgentSession extends AgentCore<CallerFrame> {
     this.context.recorder.event('barge_in', {
       cause,
       replyId: reply.id,
-      speechStartMs: speechStartMs === undefined ? null : (this.callerAudio.arrivalOf(speechStartMs) ?? null),
+      speechStartMs: speechStartMs === undefined ? null : this.turns.arrivalOf(speechStartMs),
       // When the frame that completed minSpeechMs of speech arrived: the platform's share of a barge-in = clearedAtMs - this.
-      decisionFrameMs: detectedAtMs === undefined ? null : roundOrNull(this.callerAudio.arrivalOf(detectedAtMs) ?? null),
+      decisionFrameMs: detectedAtMs === undefined ? null : roundOrNull(this.turns.arrivalOf(detectedAtMs)),
       clearedAtMs: CallClock.round(clearedAtMs),
       heardText: reply.tracker.heardText,
     });
@@ -405,9 +349,7 @@ export class PipelineAgentSession extends AgentCore<CallerFrame> {
   protected async leaveVoicemail(text: string): Promise<VoicemailPlayback> {
     this.policy.markEnding();
     this.speculation.cancel();
-    this.transcription?.cancel();
-    this.transcription = undefined;
-    this.userSpeechStartedAt = undefined;
+    this.turns.dropTurn();
     const current = this.currentReply;
     if (current && !current.cancelled && current.tracker.playing) {
       this.output.clear();
@@ -437,8 +379,4 @@ export class PipelineAgentSession extends AgentCore<CallerFrame> {
     }
     await this.policy.hangUp(reason);
   }
-}
-
-function roundOrNull(value: number | null): number | null {
-  return value === null ? null : CallClock.round(value);
 }

@@ -2,15 +2,8 @@ import type { CallClock } from '../call/call-clock';
 import type { ConversationRecorder, TranscriptSource } from '../records/conversation-records';
 import { TranscriptLog } from '../records/transcript-log';
 import type { AssistantReply } from './assistant-reply';
+import type { UserTurnTiming } from './caller-turns';
 
-/** What the caller said for one turn, and where it sits on the call clock. */
-export interface UserTurnTiming {
-  startMs: number | null;
-  endOfSpeechMs: number | null;
-  endOfTurnFrameMs: number | null;
-  endOfTurnMs: number | null;
-  asrFinalMs: number | null;
-}
 
 /** What a reply speaks for: its transcript source, and the caller's turn it answers (null for a scripted line). */
 interface ReplyPurpose {
