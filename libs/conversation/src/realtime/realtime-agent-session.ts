@@ -4,7 +4,6 @@ import type {
   SpeechToSpeechEngine,
   SpeechToSpeechResponseDoneEvent,
   SpeechToSpeechSession,
-  SpeechToSpeechToolCallEvent,
   SpeechToSpeechTranscriptEvent,
 } from '@switchboard/inference/speech-to-speech';
 import type { VadStream } from '@switchboard/inference/vad';
@@ -18,11 +17,11 @@ import type { AgentConfig } from '../config/agent-config.schema';
 import { renderPromptTemplate } from '../config/prompt-variables';
 import type { TranscriptSource } from '../records/conversation-records';
 import { errorPayload } from '../records/event-payloads';
-import type { ToolAction, ToolRunner } from '../tools/tool-contracts';
+import type { ToolRunner } from '../tools/tool-contracts';
 import { AgentSpeech } from './agent-speech';
-import { PendingToolAction } from './pending-tool-action';
+import { connectModel } from './model-connection';
 import { RealtimeInterruptions, type CallerInterruption } from './realtime-interruptions';
-import { RealtimeToolCalls } from './realtime-tool-calls';
+import { RealtimeToolActions } from './realtime-tool-actions';
 import { RealtimeTranscript } from './realtime-transcript';
 import { RequestedLines } from './requested-lines';
 import { ResponseLedger } from './response-ledger';
@@ -53,13 +52,11 @@ export interface RealtimeSessionDeps {
 export class RealtimeAgentSession extends AgentCore<Uint8Array> {
   protected readonly slowStart = { code: 'realtime_connect_slow', notReady: 'the speech-to-speech model had not connected' };
   private readonly instructions: string;
-  private readonly tools: ToolRunner;
   private readonly responses = new ResponseLedger();
   private readonly lines: RequestedLines;
-  private readonly toolCalls: RealtimeToolCalls;
+  private readonly toolActions: RealtimeToolActions;
   private readonly transcript: RealtimeTranscript;
   private readonly speech: AgentSpeech;
-  private readonly pendingAction: PendingToolAction;
   /** Undefined when interruptions are off for this agent. */
   private readonly interruptions: RealtimeInterruptions | undefined;
   private session: SpeechToSpeechSession | undefined;
@@ -74,7 +71,6 @@ export class RealtimeAgentSession extends AgentCore<Uint8Array> {
     super(context, config, output);
     // A call taken back after a warm transfer: the new model session learns what was said before.
     this.instructions = renderPromptTemplate(this.config.systemPrompt, this.variables) + priorConversationNote(context.resumed?.priorTurns);
-    this.tools = deps.tools;
     this.transcript = new RealtimeTranscript(context.recorder, this.clock, context.resumed?.nextTranscriptIndex);
     this.lines = new RequestedLines(this.responses, {
       onTimeout: (line) => {
@@ -98,11 +94,17 @@ export class RealtimeAgentSession extends AgentCore<Uint8Array> {
       say: (text, source, then, timeoutMs) => this.say(text, source, then, timeoutMs),
       isClosed: () => this.closed,
     });
-    this.pendingAction = new PendingToolAction((toolName) => {
-      this.context.recorder.event('closing_words_timeout', { tool: toolName });
-      void this.performPending();
+    this.toolActions = new RealtimeToolActions({
+      tools: deps.tools,
+      context,
+      clock: this.clock,
+      policy: this.policy,
+      responses: this.responses,
+      lines: this.lines,
+      session: () => this.session,
+      isClosed: () => this.closed,
+      say: (text, source, then) => this.say(text, source, then),
     });
-    this.toolCalls = new RealtimeToolCalls({ tools: deps.tools, context, clock: this.clock, onSlow: (filler) => this.onSlowTool(filler) });
     this.interruptions = config.interruptions.enabled
       ? new RealtimeInterruptions({
           createVad: () => deps.createVad(),
@@ -113,7 +115,7 @@ export class RealtimeAgentSession extends AgentCore<Uint8Array> {
           onInterruption: (speech) => this.onCallerInterruption(speech),
         })
       : undefined;
-    void this.connect(deps.engine);
+    void this.connect(deps.engine, deps.tools);
   }
 
   /** The caller's mu-law, straight from the call: to the model untouched, decoded only for the barge-in VAD. */
@@ -166,33 +168,16 @@ export class RealtimeAgentSession extends AgentCore<Uint8Array> {
 
   protected releaseEngines(): void {
     this.voicemailSpeech.callClosed();
-    this.pendingAction.close();
+    this.toolActions.close();
     this.lines.close();
     this.interruptions?.close();
-    this.toolCalls.abortAll();
     void this.session?.close();
   }
 
-  private async connect(enginePromise: Promise<SpeechToSpeechEngine>): Promise<void> {
-    let session: SpeechToSpeechSession;
-    try {
-      const engine = await enginePromise;
-      // The call path passes telephone audio through as mu-law; an engine set up for PCM would
-      // turn every frame into noise, so it is refused up front with a clear reason.
-      if (engine.inputFormat !== 'mulaw8k' || engine.outputFormat !== 'mulaw8k') {
-        return this.fail('realtime_audio_format', new Error(`the realtime engine must speak mulaw8k both ways (got ${engine.inputFormat} in, ${engine.outputFormat} out)`));
-      }
-      const toolDefinitions = this.tools.definitions.map((tool) => ({ name: tool.name, description: tool.description, parametersSchema: tool.parameters }));
-      session = await engine.connect({
-        callId: this.context.callId,
-        instructions: this.instructions,
-        voice: this.config.realtime.voice,
-        tools: toolDefinitions,
-        turnDetection: { type: this.config.realtime.turnDetection, threshold: this.config.turn.threshold, silenceDurationMs: this.config.turn.minSilenceMs, prefixPaddingMs: this.config.turn.prefixPaddingMs },
-      });
-    } catch (error) {
-      return this.fail('realtime_connect_failed', error);
-    }
+  private async connect(enginePromise: Promise<SpeechToSpeechEngine>, tools: ToolRunner): Promise<void> {
+    const connection = await connectModel(enginePromise, { callId: this.context.callId, instructions: this.instructions, config: this.config, tools });
+    if ('failure' in connection) return this.fail(connection.failure, connection.error);
+    const { session } = connection;
     if (this.closed) {
       await session.close();
       return;
@@ -207,7 +192,7 @@ export class RealtimeAgentSession extends AgentCore<Uint8Array> {
     session.on('speech_started', () => this.onSpeechStarted());
     session.on('speech_stopped', (event) => this.onSpeechStopped(event));
     session.on('transcript', (event) => this.onTranscript(event));
-    session.on('tool_call', (event) => void this.onToolCall(event).catch(record('tool_error')));
+    session.on('tool_call', (event) => void this.toolActions.onToolCall(event).catch(record('tool_error')));
     session.on('response_done', (event) => void this.onResponseDone(event).catch(record('realtime_error')));
     session.on('error', record('realtime_error'));
     session.on('closed', (event) => {
@@ -278,11 +263,8 @@ export class RealtimeAgentSession extends AgentCore<Uint8Array> {
   /** Barge-in: stop the audio on the call, stop the response, tell the model what the caller heard. */
   private bargeIn(item: SpokenItem, cause: 'speech' | 'dtmf' | 'max_duration', speech?: CallerInterruption): void {
     if (this.closed || this.speech.current !== item) return;
-    this.output.clear();
-    const clearedAtMs = this.clock.nowMs();
-    this.session?.cancelResponse();
+    const clearedAtMs = this.cut(item);
     const heardMs = item.tracker.heardSeconds * 1000;
-    if (this.session?.isOpen) this.session.truncate(item.itemId, heardMs);
     const round = (value: number | null | undefined): number | null => (value === null || value === undefined ? null : CallClock.round(value));
     this.context.recorder.event('barge_in', {
       cause,
@@ -296,31 +278,13 @@ export class RealtimeAgentSession extends AgentCore<Uint8Array> {
     this.speech.finish(item, true);
   }
 
-  // ---- tools ----------------------------------------------------------------------------------
-
-  private async onToolCall(event: SpeechToSpeechToolCallEvent): Promise<void> {
-    const toolSeq = this.responses.seen(event.responseId);
-    const outcome = await this.toolCalls.run(event);
-    if (this.closed || !this.session?.isOpen) return;
-    // The model takes one response at a time: a filler line still being generated goes first.
-    const filler = this.lines.pending;
-    if (filler?.source === 'tool_filler') await filler.generated;
-    if (this.closed || !this.session.isOpen) return;
-    // Should the model stay silent after the tool result, the action still happens after a bound.
-    this.pendingAction.hold(outcome.action, toolSeq, event.name);
-    // The model then answers, or says its closing words, in the response that follows.
-    this.responses.requested();
-    this.session.submitToolResult(event.callId, outcome.content);
-  }
-
-  /** A tool is slow: its filler line is said, unless the model is already saying something. */
-  private onSlowTool(filler: string): void {
-    if (this.closed || this.policy.ending || !this.session?.isOpen) return;
-    if (this.responses.active || this.lines.pending) {
-      this.context.recorder.event('tool_filler_skipped', { reason: 'response_active' });
-      return;
-    }
-    this.say(filler, 'tool_filler');
+  /** Stops `item` on the call and at the model, which is told what the caller heard of it; returns when the call's audio was cleared. */
+  private cut(item: SpokenItem): number {
+    this.output.clear();
+    const clearedAtMs = this.clock.nowMs();
+    this.session?.cancelResponse();
+    if (this.session?.isOpen) this.session.truncate(item.itemId, item.tracker.heardSeconds * 1000);
+    return clearedAtMs;
   }
 
   // ---- the end of a response ------------------------------------------------------------------
@@ -342,15 +306,15 @@ export class RealtimeAgentSession extends AgentCore<Uint8Array> {
       await this.lines.finish(line);
       if (endsSomething) return;
     }
-    if (this.pendingAction.waiting) {
-      if (!this.pendingAction.responseDone(seq)) return;
+    if (this.toolActions.waiting) {
+      if (!this.toolActions.responseDone(seq)) return;
       // The closing words may be in the tool's own response, still arriving or playing after the
       // follow-up is done: the call ends only once everything the model said has been heard.
       const speaking = this.speech.current;
       // Audio still arriving: that response's own response_done comes back here once it has played.
       if (speaking && !speaking.responseComplete) return;
       if (speaking) await waitForPlayback(speaking);
-      await this.performPending();
+      await this.toolActions.performPending();
       return;
     }
     if (this.policy.ending) return;
@@ -382,36 +346,10 @@ export class RealtimeAgentSession extends AgentCore<Uint8Array> {
   /** The voicemail starts: what the model is saying is cut (it was said over the greeting), a pending tool action is dropped. */
   private stopForVoicemail(): void {
     this.policy.markEnding();
-    this.pendingAction.take();
+    this.toolActions.drop();
     const item = this.speech.current;
     if (!item) return;
-    this.output.clear();
-    this.session?.cancelResponse();
-    if (this.session?.isOpen) this.session.truncate(item.itemId, item.tracker.heardSeconds * 1000);
+    this.cut(item);
     this.speech.finish(item, true);
-  }
-
-  // ---- tool actions -------------------------------------------------------------------------
-
-  private async performPending(): Promise<void> {
-    if (this.closed) return;
-    const pending = this.pendingAction.take();
-    if (!pending) return;
-    // Closing words count when the tool's response, or one after it, spoke.
-    await this.perform(pending.action, this.responses.lastSpokenSeq >= pending.toolSeq);
-  }
-
-  private async perform(action: ToolAction, modelSpoke: boolean): Promise<void> {
-    if (action.type === 'end_call') {
-      if (modelSpoke) return this.policy.hangUp('agent_hangup');
-      // The model hung up without a word: the configured goodbye is said first.
-      this.policy.markEnding();
-      return this.say(action.goodbye, 'closing', () => this.policy.hangUp('agent_hangup'));
-    }
-    if (action.type !== 'transfer') return;
-    if (modelSpoke && !action.warm) return this.policy.transfer(action.to);
-    this.policy.markEnding();
-    // A warm transfer always says its hold message: the caller must know they are being put on hold.
-    this.say(action.message, 'closing', () => this.policy.transfer(action.to, action.warm));
   }
 }
