@@ -112,15 +112,21 @@ export class PipelineAgentSession extends AgentCore<CallerFrame> {
   }
 
   protected cutSpeech(): void {
-    const reply = this.currentReply;
-    if (reply && !reply.cancelled && reply.tracker.playing) this.interrupt(reply, 'speech');
-    else reply?.cancel();
+    const playing = this.playingReply;
+    if (playing) this.interrupt(playing, 'speech');
+    else this.currentReply?.cancel();
     this.speculation.cancel();
   }
 
   protected recordSpeechCutByClose(): void {
+    const playing = this.playingReply;
+    if (playing) this.recordInterruptedReply(playing, 'call_ended', this.clock.nowMs());
+  }
+
+  /** The current reply while the caller hears it (not cancelled, its audio playing). */
+  private get playingReply(): AssistantReply | undefined {
     const reply = this.currentReply;
-    if (reply && reply.tracker.playing && !reply.cancelled) this.recordInterruptedReply(reply, 'call_ended', this.clock.nowMs());
+    return reply && !reply.cancelled && reply.tracker.playing ? reply : undefined;
   }
 
   protected releaseEngines(): void {
@@ -163,8 +169,7 @@ export class PipelineAgentSession extends AgentCore<CallerFrame> {
 
   private async onTurnEnded(event: TurnEndedEvent, asr: TurnTranscription | undefined, timing: UserTurnTiming): Promise<void> {
     const { endOfTurnMs } = timing;
-    const reply = this.currentReply;
-    if (reply && !reply.cancelled && reply.tracker.playing) {
+    if (this.playingReply) {
       // Short speech over the agent that did not interrupt it: a backchannel, not a turn.
       asr?.cancel();
       // A reply speculated from the backchannel's partial transcript answers nothing.
@@ -196,8 +201,8 @@ export class PipelineAgentSession extends AgentCore<CallerFrame> {
   }
 
   protected answerKeys(digits: string[]): void {
-    const reply = this.currentReply;
-    if (reply && !reply.cancelled && reply.tracker.playing) this.interrupt(reply, 'dtmf');
+    const playing = this.playingReply;
+    if (playing) this.interrupt(playing, 'dtmf');
     const text = describeDtmfInput(digits);
     const now = this.clock.nowMs();
     this.transcript.userTurn('dtmf', text, now, now);
@@ -308,18 +313,14 @@ export class PipelineAgentSession extends AgentCore<CallerFrame> {
   // ---- barge-in -----------------------------------------------------------------------------
 
   private onInterruption(speechStartMs: number, detectedAtMs: number): void {
-    const reply = this.currentReply;
-    if (!reply || reply.cancelled || !reply.tracker.playing || !this.config.interruptions.enabled || this.policy.ending) return;
-    this.interrupt(reply, 'speech', speechStartMs, detectedAtMs);
+    const playing = this.playingReply;
+    if (!playing || !this.config.interruptions.enabled || this.policy.ending) return;
+    this.interrupt(playing, 'speech', speechStartMs, detectedAtMs);
   }
 
   /** Barge-in: stop the agent's audio on the call, stop the reply, keep only what was heard. */
   private interrupt(reply: AssistantReply, cause: 'speech' | 'dtmf', speechStartMs?: number, detectedAtMs?: number): void {
-    this.output.clear();
-    const clearedAtMs = this.clock.nowMs();
-    reply.cancel();
-    this.interruptions.setArmed(false);
-    this.recordInterruptedReply(reply, 'barge_in', clearedAtMs);
+    const clearedAtMs = this.stopPlaying(reply, 'barge_in');
     this.context.recorder.event('barge_in', {
       cause,
       replyId: reply.id,
@@ -331,6 +332,16 @@ export class PipelineAgentSession extends AgentCore<CallerFrame> {
     });
     reply.tracker.abandon();
     if (this.currentReply === reply) this.currentReply = undefined;
+  }
+
+  /** Clears the reply's audio on the call and cuts it (`why`), keeping what was heard; returns when the audio was cleared. */
+  private stopPlaying(reply: AssistantReply, why: string): number {
+    this.output.clear();
+    const clearedAtMs = this.clock.nowMs();
+    reply.cancel();
+    this.interruptions.setArmed(false);
+    this.recordInterruptedReply(reply, why, clearedAtMs);
+    return clearedAtMs;
   }
 
   private recordInterruptedReply(reply: AssistantReply, why: string, interruptedAtMs: number): void {
@@ -350,14 +361,12 @@ export class PipelineAgentSession extends AgentCore<CallerFrame> {
     this.policy.markEnding();
     this.speculation.cancel();
     this.turns.dropTurn();
-    const current = this.currentReply;
-    if (current && !current.cancelled && current.tracker.playing) {
-      this.output.clear();
-      current.cancel();
-      this.recordInterruptedReply(current, 'voicemail', this.clock.nowMs());
-      current.tracker.abandon();
+    const playing = this.playingReply;
+    if (playing) {
+      this.stopPlaying(playing, 'voicemail');
+      playing.tracker.abandon();
     } else {
-      current?.cancel();
+      this.currentReply?.cancel();
     }
     this.interruptions.setArmed(false);
     const reply = this.startScripted('voicemail');
