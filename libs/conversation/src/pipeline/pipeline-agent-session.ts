@@ -12,7 +12,8 @@ import { voicemailPlaybackOf } from '../playback/voicemail-playback';
 import type { TranscriptSource } from '../records/conversation-records';
 import { errorPayload } from '../records/event-payloads';
 import type { ToolAction, ToolRunner } from '../tools/tool-contracts';
-import { AssistantReply, type ReplyEnd } from './assistant-reply';
+import type { AssistantReply, ReplyEnd } from './assistant-reply';
+import { CallReplies } from './call-replies';
 import { CallerTurns, roundOrNull, type UserTurnTiming } from './caller-turns';
 import { ConversationHistory } from './conversation-history';
 import { InterruptionDetector } from './interruption-detector';
@@ -43,15 +44,15 @@ export class PipelineAgentSession extends AgentCore<CallerFrame> {
   private engines: PipelineEngines | undefined;
   private readonly speculation: ReplySpeculation;
 
+  private readonly replies: CallReplies;
   private currentReply: AssistantReply | undefined;
-  private replyCounter = 0;
   private readonly transcript: ReplyTranscript;
 
   constructor(
     context: AgentCallContext,
     config: AgentConfig,
     output: AgentAudioOutput,
-    private readonly tools: ToolRunner,
+    tools: ToolRunner,
     engines: Promise<PipelineEngines>,
   ) {
     super(context, config, output);
@@ -69,6 +70,15 @@ export class PipelineAgentSession extends AgentCore<CallerFrame> {
       onStablePartial: (text) => this.speculation.onStablePartial(text),
       ignoresCaller: () => this.ignoresCaller,
       fail: (code, error) => this.fail(code, error),
+    });
+    this.replies = new CallReplies({
+      context,
+      config,
+      output,
+      tools,
+      clock: this.clock,
+      onPlaybackStarted: () => this.interruptions.setArmed(config.interruptions.enabled),
+      onAside: (text) => this.transcript.aside(text),
     });
     this.history = new ConversationHistory(renderPromptTemplate(config.systemPrompt, this.variables));
     seedHistory(this.history, context.resumed?.priorTurns);
@@ -255,28 +265,9 @@ export class PipelineAgentSession extends AgentCore<CallerFrame> {
     return reply;
   }
 
+  /** A reply on the call's history (or a speculation's fork of it); the engines are ready. */
   private newReply(options: { held?: boolean; history?: ConversationHistory } = {}): AssistantReply {
-    const engines = this.engines!;
-    this.replyCounter += 1;
-    return new AssistantReply(
-      {
-        llm: engines.llm,
-        tts: engines.tts,
-        voice: this.config.tts.voice,
-        tools: this.tools,
-        output: this.output,
-        history: options.history ?? this.history,
-        recorder: this.context.recorder,
-        clock: this.clock,
-        toolContext: { callId: this.context.callId, organizationId: this.context.organizationId, agentId: this.context.agentId, callerNumber: this.context.callerNumber },
-        temperature: this.config.llm.temperature,
-        maxTokens: this.config.llm.maxTokens,
-        onPlaybackStarted: () => this.interruptions.setArmed(this.config.interruptions.enabled),
-        onAside: (text) => this.transcript.aside(text),
-      },
-      `r${this.replyCounter}`,
-      { held: options.held },
-    );
+    return this.replies.create(this.engines!, options.history ?? this.history, options.held);
   }
 
   /** Records the finished reply once the caller has heard it, then does what its tools asked. */
