@@ -13,7 +13,7 @@ import { InMemoryConversationRecorder } from '../records/conversation-records';
 import type { ToolCallContext, ToolInvocation, ToolOutcome, ToolRunner } from '../tools/tool-contracts';
 import { failed } from '../tools/tool-outcome';
 import { PipelineAgentSession } from './pipeline-agent-session';
-import { callerFrame, FakeAudioOutput, FakeCallControl, FakeTts, ScriptedAsr, ScriptedLlm, ScriptedVad, settle } from './pipeline-fakes.test-support';
+import { callerFrame, FakeAudioOutput, FakeCallControl, FakeTts, ScriptedAsr, ScriptedLlm, ScriptedVad, settle, useCallPerTest } from './pipeline-fakes.test-support';
 
 const SYSTEM_PROMPT = 'You answer calls for Acme. The caller is {{caller.number}}.';
 const RENDERED_SYSTEM_PROMPT = 'You answer calls for Acme. The caller is +15550001111.';
@@ -157,23 +157,7 @@ export const system: ChatMessage = { role: 'system', content: RENDERED_SYSTEM_PR
 export const user = (content: string): ChatMessage => ({ role: 'user', content });
 export const assistant = (content: string): ChatMessage => ({ role: 'assistant', content });
 
-/** Runs each test on Jest's fake clock and ends its call afterwards; returns how a test starts its call. */
+/** Runs each test on Jest's fake clock with a call of its own (useCallPerTest). */
 export function usePipelineCalls(): (options?: CallOptions) => Promise<CallUnderTest> {
-  let call: CallUnderTest | undefined;
-
-  beforeEach(() => {
-    jest.useFakeTimers({ doNotFake: ['nextTick', 'queueMicrotask'] });
-  });
-
-  afterEach(() => {
-    call?.session.close('test_over');
-    call = undefined;
-    jest.useRealTimers();
-  });
-
-  return async (options = {}) => {
-    call = new CallUnderTest(options);
-    await settle();
-    return call;
-  };
+  return useCallPerTest((options?: CallOptions) => new CallUnderTest(options));
 }

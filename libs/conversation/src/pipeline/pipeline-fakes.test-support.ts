@@ -335,3 +335,26 @@ export class FakeCallControl implements CallControl {
     this.transfers.push(to);
   }
 }
+
+// ---- a call per test -----------------------------------------------------------------------------
+
+/** Runs each test on Jest's fake clock and ends its call afterwards; returns how a test starts its call. */
+export function useCallPerTest<Options, Call extends { session: { close(reason: string): void } }>(create: (options?: Options) => Call): (options?: Options) => Promise<Call> {
+  let call: Call | undefined;
+
+  beforeEach(() => {
+    jest.useFakeTimers({ doNotFake: ['nextTick', 'queueMicrotask'] });
+  });
+
+  afterEach(() => {
+    call?.session.close('test_over');
+    call = undefined;
+    jest.useRealTimers();
+  });
+
+  return async (options) => {
+    call = create(options);
+    await settle();
+    return call;
+  };
+}

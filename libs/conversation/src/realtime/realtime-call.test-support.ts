@@ -9,7 +9,7 @@ import type { VadStream } from '@switchboard/inference/vad';
 import type { AgentCallContext } from '../agent/agent-session';
 import type { AgentConfigInput } from '../config/agent-config.schema';
 import { parseAgentConfig } from '../config/parse-agent-config';
-import { callerFrame, FakeAudioOutput, FakeCallControl, gate, ScriptedVad, settle } from '../pipeline/pipeline-fakes.test-support';
+import { callerFrame, FakeAudioOutput, FakeCallControl, gate, ScriptedVad, settle, useCallPerTest } from '../pipeline/pipeline-fakes.test-support';
 import { InMemoryConversationRecorder } from '../records/conversation-records';
 import type { ToolInvocation, ToolOutcome, ToolRunner } from '../tools/tool-contracts';
 import { succeeded } from '../tools/tool-outcome';
@@ -131,23 +131,7 @@ export class CallUnderTest {
   }
 }
 
-/** Runs each test on Jest's fake clock and ends its call afterwards; returns how a test starts its call. */
+/** Runs each test on Jest's fake clock with a call of its own (useCallPerTest). */
 export function useRealtimeCalls(): (options?: CallOptions) => Promise<CallUnderTest> {
-  let call: CallUnderTest | undefined;
-
-  beforeEach(() => {
-    jest.useFakeTimers({ doNotFake: ['nextTick', 'queueMicrotask'] });
-  });
-
-  afterEach(() => {
-    call?.session.close('test_over');
-    call = undefined;
-    jest.useRealTimers();
-  });
-
-  return async (options = {}) => {
-    call = new CallUnderTest(options);
-    await settle();
-    return call;
-  };
+  return useCallPerTest((options?: CallOptions) => new CallUnderTest(options));
 }
