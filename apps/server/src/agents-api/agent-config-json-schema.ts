@@ -1,4 +1,4 @@
-import { AgentConfigSchema } from '@switchboard/conversation';
+import { AgentConfigSchema } from './documented-agent-config';
 import { z } from 'zod';
 
 /**

@@ -1,4 +1,4 @@
-import { AgentConfigSchema } from '@switchboard/conversation';
+import { AgentConfigSchema } from './documented-agent-config';
 import { AGENT_ENGINES } from '@switchboard/persistence';
 import { z } from 'zod';
 import { createApiDto, isoDateTime, pageOf, uuid } from '../openapi/api-schemas';

@@ -2,7 +2,7 @@ import type { CallControl } from '../call/call-control';
 import type { ConversationRecorder } from '../records/conversation-records';
 
 /**
- * The contract between the call edge and an agent. It knows nothing of Twilio: audio is PCM16 mono
+ * The contract between the call edge and an agent. It knows nothing of the carrier: audio is PCM16 mono
  * at the agent's own sample rates, and the edge does the codec, resampling and framing both ways;
  * or, for an agent that declares it (AgentDescriptor encodings), G.711 mu-law at 8 kHz, passed
  * through untouched in that direction.
@@ -27,7 +27,7 @@ export interface AgentSession {
    */
   onMarkEchoed(name: string, cleared: boolean): void;
   /**
-   * Twilio's answering-machine verdict reached the live agent (context.answeredBy already holds
+   * The carrier's answering-machine verdict reached the live agent (context.answeredBy already holds
    * it). Agents that leave voicemails act on it; the others read the field when they need it.
    */
   onAnsweredBy?(answeredBy: string): void;
@@ -64,7 +64,7 @@ export interface AgentAudioOutput {
   clear(): void;
 }
 
-/** PCM16 (the default): the edge decodes, resamples and encodes. 'mulaw': Twilio's own bytes pass through untouched (8 kHz only). */
+/** PCM16 (the default): the edge decodes, resamples and encodes. 'mulaw': the phone call's own bytes pass through untouched (8 kHz only). */
 export type AgentAudioEncoding = 'pcm16' | 'mulaw';
 
 export interface AgentDescriptor {
@@ -86,11 +86,11 @@ export interface AgentCallContext {
   config: unknown;
   /**
    * The call's parameters: an outbound call's variables (POST /v1/calls) overlaid by the custom
-   * parameters Twilio passed on `start` (the TwiML <Parameter>s, minus secrets), which win a clash.
+   * parameters the carrier passed when the media stream started (minus secrets), which win a clash.
    */
   streamParameters: Record<string, string>;
   /**
-   * Twilio's answering-machine verdict (human, machine_start, fax, unknown, ...) for an outbound call
+   * The carrier's answering-machine verdict (human, machine_start, fax, unknown, ...) for an outbound call
    * placed with machine detection; null until known. Asynchronous detection may decide after the
    * agent started: the edge then updates this field in place, so read it when it matters rather than
    * copying it at start (prompts rendered at start see the value known then).
@@ -109,7 +109,7 @@ export interface AgentCallContext {
   resumed?: ResumedCall;
   /** inbound, outbound or web: for the server's metrics and traces (absent where an edge does not say). */
   direction?: string;
-  /** The caller's number (E.164) and the number they dialled, as Twilio reported them. */
+  /** The caller's number (E.164) and the number they dialled, as the carrier reported them. */
   callerNumber: string;
   calledNumber: string;
   /** calls.started_at: the origin of every offset the agent records. */
@@ -125,7 +125,7 @@ export interface AgentCallContext {
   endCall(reason: string): void;
 }
 
-/** A call an agent takes back after a warm transfer failed (no answer, busy, or Twilio refused the dial). */
+/** A call an agent takes back after a warm transfer failed (no answer, busy, or the carrier refused the dial). */
 export interface ResumedCall {
   /** The destination that was tried, as configured (the agent finds its noAnswerMessage by it). */
   destination: string;

@@ -97,9 +97,9 @@ describe('CallPolicy (shared by the pipeline and realtime agents)', () => {
   });
 
   it('transfers, or says it could not and goes on; a failed hang-up still ends the call', async () => {
-    const refused = policyUnderTest({ callControl: { transfer: async () => Promise.reject(new Error('Twilio said no')) } });
+    const refused = policyUnderTest({ callControl: { transfer: async () => Promise.reject(new Error('the carrier said no')) } });
     await refused.policy.transfer('+15550009999');
-    expect(refused.recorder.events).toEqual([{ type: 'transfer_failed', payload: { to: '+15550009999', message: 'Twilio said no' } }]);
+    expect(refused.recorder.events).toEqual([{ type: 'transfer_failed', payload: { to: '+15550009999', message: 'the carrier said no' } }]);
     expect(refused.said).toEqual(["apology: Sorry, I couldn't transfer your call right now."]);
     expect(refused.policy.ending).toBe(false);
 
@@ -126,7 +126,7 @@ describe('CallPolicy (shared by the pipeline and realtime agents)', () => {
     const webCall = policyUnderTest();
     await webCall.policy.transfer('+15550009999', { whisper: 'none', answerTimeoutS: 30 });
     expect(webCall.recorder.events).toEqual([
-      { type: 'transfer_failed', payload: { to: '+15550009999', mode: 'warm', message: 'a warm transfer needs a phone call (Twilio holds the caller in a conference)' } },
+      { type: 'transfer_failed', payload: { to: '+15550009999', mode: 'warm', message: 'a warm transfer needs a phone call (the carrier holds the caller in a conference)' } },
     ]);
     expect(webCall.said).toEqual(["apology: Sorry, I couldn't transfer your call right now."]);
     expect(webCall.endReasons).toEqual([]);

@@ -109,7 +109,7 @@ export class CallPolicy {
 
   /**
    * Hands the call to `to` (cold), or puts the caller on hold while `to` is dialled (`warm`); when
-   * Twilio refuses, the caller hears so and the call goes on. After a warm hand-off the server
+   * the carrier refuses, the caller hears so and the call goes on. After a warm hand-off the server
    * records every step (transfer_hold, transfer_dialing, ...) and this agent's stream ends.
    */
   async transfer(to: string, warm?: WarmTransferPlan): Promise<void> {
@@ -118,7 +118,7 @@ export class CallPolicy {
     try {
       if (warm) {
         const { callControl } = this.context;
-        if (!callControl.warmTransfer) throw new CallControlError('a warm transfer needs a phone call (Twilio holds the caller in a conference)');
+        if (!callControl.warmTransfer) throw new CallControlError('a warm transfer needs a phone call (the carrier holds the caller in a conference)');
         await callControl.warmTransfer({ to, ...warm });
         this.context.endCall(WARM_TRANSFER_HAND_OFF);
         return;

@@ -1,7 +1,7 @@
 /**
  * The voicemail drop on both conversational engines, on the scripted parts their own specs use:
  * the pipeline's fake recogniser, model and voice, the realtime engine's scripted model, and
- * Twilio's playback buffer as a fake output whose marks the test echoes. Time is Jest's fake clock.
+ * the call's playback buffer as a fake output whose marks the test echoes. Time is Jest's fake clock.
  */
 import { encodeMulaw } from '@switchboard/audio';
 import type { AgentCallContext } from './agent-session';
@@ -59,7 +59,7 @@ class Call {
     this.output.connect((name, cleared) => this.session.onMarkEchoed(name, cleared));
   }
 
-  /** Twilio's verdict reaches the live agent, as the edge passes it on. */
+  /** The carrier's verdict reaches the live agent, as the edge passes it on. */
   verdict(answeredBy: string): void {
     this.context.answeredBy = answeredBy;
     this.session.onAnsweredBy?.(answeredBy);
@@ -111,7 +111,7 @@ describe.each(['pipeline', 'realtime'] as const)('voicemail drop (%s agent)', (e
     await c.lineSpoken('resp-greeting', GREETING);
     c.verdict('machine_end_beep');
     await settle(6);
-    // The greeting was said over the machine's own greeting: thrown away at Twilio.
+    // The greeting was said over the machine's own greeting: thrown away at the call edge.
     expect(c.output.clears).toBe(1);
     if (engine === 'pipeline') expect(c.tts.texts.join(' ')).toBe(`${GREETING} ${SPOKEN}`);
     else expect(c.speech.sessions[0]!.responseRequests.at(-1)).toBe(`Say exactly this, and nothing else: "${SPOKEN}"`);

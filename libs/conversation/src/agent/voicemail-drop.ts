@@ -2,7 +2,7 @@ import { renderPromptTemplate, type PromptVariables } from '../config/prompt-var
 import type { AgentCallContext } from './agent-session';
 
 /**
- * Twilio's verdicts (machineDetection DetectMessageEnd) for an answering machine whose greeting has
+ * The carrier's verdicts (machineDetection DetectMessageEnd) for an answering machine whose greeting has
  * ended: after the beep, after a long silence, or ended some other way. Only then is a message
  * recorded from its first word. `machine_start` (Enable) comes during the greeting, and `human`,
  * `fax` and `unknown` never leave a message (an `unknown` may be a person who has not spoken yet).
@@ -16,7 +16,7 @@ export function isMessageEndVerdict(answeredBy: string | null | undefined): bool
   return answeredBy !== null && answeredBy !== undefined && MESSAGE_END_VERDICTS.includes(answeredBy);
 }
 
-/** How the message went out, as the agent's playback tracking (Twilio's mark echoes) measured it. */
+/** How the message went out, as the agent's playback tracking (the call's mark echoes) measured it. */
 export interface VoicemailPlayback {
   /** The text spoken (the message with its variables filled in). */
   text: string;
@@ -32,7 +32,7 @@ export interface VoicemailPlayback {
 /** What an engine does for a voicemail; the drop decides when, records it and ends the call. */
 export interface VoicemailSpeaker {
   /**
-   * Stops the conversation for good (the current answer is cut and cleared at Twilio, caller audio
+   * Stops the conversation for good (the current answer is cut and cleared at the call edge, caller audio
    * is ignored from now on: a recording machine is listening, nobody will answer), then says `text`
    * in the agent's voice and resolves once its last mark was echoed or a bound passed.
    */

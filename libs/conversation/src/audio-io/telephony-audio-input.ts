@@ -1,7 +1,7 @@
 import { decodeMulaw, StreamingResampler } from '@switchboard/audio';
 import type { AgentAudioEncoding, AgentSession } from '../agent/agent-session';
 
-/** Twilio media streams carry G.711 mu-law at 8 kHz. */
+/** A phone call's media stream carries G.711 mu-law at 8 kHz. */
 export const TELEPHONY_SAMPLE_RATE = 8_000;
 
 /**

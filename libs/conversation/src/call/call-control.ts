@@ -1,6 +1,6 @@
 /**
  * What an agent may do to the phone call itself (as opposed to its audio). Implemented by the
- * server with Twilio's REST API; the runtime only decides when.
+ * server with the carrier's REST API; the runtime only decides when.
  */
 export interface CallControl {
   /**
@@ -20,7 +20,7 @@ export interface CallControl {
 
 /** What a warm transfer needs besides the number (see TransferDestinationSchema for the settings). */
 export interface WarmTransferPlan {
-  /** Played by Twilio to the caller on hold; Twilio's own hold music when absent. */
+  /** Played by the carrier to the caller on hold; the carrier's own hold music when absent. */
   holdMusicUrl?: string;
   /** 'summary': the person who answers hears what the call is about before being connected. */
   whisper: 'summary' | 'none';
@@ -38,7 +38,7 @@ export class CallControlError extends Error {
   override readonly name = 'CallControlError';
   constructor(
     message: string,
-    /** True when the call was already over (Twilio 20404): nothing left to do. */
+    /** True when the call was already over (the carrier no longer knows it): nothing left to do. */
     readonly callAlreadyEnded = false,
     options?: { cause?: unknown },
   ) {

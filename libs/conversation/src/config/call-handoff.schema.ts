@@ -20,7 +20,7 @@ export const voicemailMessage = z
  * agent's voice and script and every campaign call of that agent should leave it; POST /v1/calls may
  * override it for one call (or turn it off with `voicemail: null`), because the message often names
  * that callee. It is left only on outbound calls placed with machineDetection `DetectMessageEnd`:
- * Twilio then reports `machine_end_*` after the greeting and beep, the one moment a message is
+ * the carrier then reports `machine_end_*` after the greeting and beep, the one moment a message is
  * recorded whole (`Enable` reports `machine_start` during the greeting).
  */
 export const VoicemailConfigSchema = z.strictObject({
@@ -53,12 +53,12 @@ export const TransferDestinationSchema = z
     holdMusicUrl: z
       .url({ protocol: /^https$/, error: 'must be an https URL' })
       .max(2000)
-      .optional()
-      .describe("Warm: what the caller hears on hold, fetched by Twilio (an MP3/WAV file, or TwiML); Twilio's own hold music when not set."),
+      // Documented by the server (agents-api/documented-agent-config.ts): what the carrier does with it.
+      .optional(),
     whisper: z
       .enum(['summary', 'none'])
-      .optional()
-      .describe("Warm: 'summary' (default): the person who answers hears a short summary of the call (Twilio <Say>) before being connected; 'none': connected at once."),
+      // Documented by the server (agents-api/documented-agent-config.ts): how the carrier says it.
+      .optional(),
     answerTimeoutS: z
       .number()
       .int()

@@ -1,7 +1,7 @@
 /**
  * Fills `{{name}}` placeholders in prompts and scripted lines. Known names: caller.number,
  * called.number, call.id, call.params.NAME (an outbound call's variables and the stream's custom
- * parameters) and call.answeredBy (Twilio's answering-machine verdict: human, machine_start, ...;
+ * parameters) and call.answeredBy (the carrier's answering-machine verdict: human, machine_start, ...;
  * empty when detection was not asked for or had not decided when the agent started).
  * An unknown placeholder becomes empty text rather than reaching the caller as "{{...}}".
  */

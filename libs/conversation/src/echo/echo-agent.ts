@@ -53,7 +53,7 @@ class EchoAgentSession implements AgentSession {
     this.closed = true;
     // The echo is one utterance as long as the call. When the call ends from this side (shutdown)
     // and the stream still takes audio, the last partial frame goes out; after the caller's stop
-    // the edge refuses it, as Twilio would.
+    // the edge refuses it, as a carrier would.
     this.output.endOfUtterance();
   }
 }

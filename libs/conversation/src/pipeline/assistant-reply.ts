@@ -5,6 +5,7 @@ import type { AgentAudioOutput } from '../agent/agent-session';
 import type { CallClock } from '../call/call-clock';
 import { PlaybackTracker } from '../playback/playback-tracker';
 import type { ConversationRecorder } from '../records/conversation-records';
+import { parseJsonOrRaw } from '../records/event-payloads';
 import type { ToolAction, ToolCallContext, ToolRunner } from '../tools/tool-contracts';
 import type { ConversationHistory } from './conversation-history';
 import { SpeakableChunker } from './speakable-chunker';
@@ -169,7 +170,7 @@ export class AssistantReply {
       return { kind: 'failed', error: asEngineError(error, this.deps.tts.name), stage: 'tts' };
     }
     // The history gets the words once they have been heard (see writeSpokenToHistory / writeHeardToHistory):
-    // the audio is handed to Twilio faster than it plays, so the caller may still cut it short.
+    // the audio is handed to the call faster than it plays, so the caller may still cut it short.
     if (this.cancelled) return { kind: 'cancelled' };
     return end;
   }
@@ -265,12 +266,4 @@ export class AssistantReply {
 function asEngineError(error: unknown, engine: string): EngineError {
   if (error instanceof EngineError) return error;
   return new EngineError(engine, 'inference_failed', error instanceof Error ? error.message : String(error), false, { cause: error });
-}
-
-function parseJsonOrRaw(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return text;
-  }
 }

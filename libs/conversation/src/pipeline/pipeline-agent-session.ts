@@ -1,35 +1,31 @@
-import { EngineError } from '@switchboard/inference/contracts';
-import { CallerAudio, SpeechHysteresis, TurnDetector, type SpeechStartedEvent, type TurnEndedEvent } from '@switchboard/inference/turn';
-import type { VadFrame } from '@switchboard/inference/vad';
-import type { AgentAudioOutput, AgentCallContext, AgentSession } from '../agent/agent-session';
-import { CallPolicy } from '../agent/call-policy';
-import { VoicemailDrop, type VoicemailPlayback } from '../agent/voicemail-drop';
-import { resumeLineOf, seedHistory } from '../agent/resumed-call';
+import { SpeechHysteresis, type TurnEndedEvent } from '@switchboard/inference/turn';
+import { AgentCore } from '../agent/agent-core';
+import type { AgentAudioOutput, AgentCallContext } from '../agent/agent-session';
+import { describeDtmfInput } from '../agent/dtmf-collector';
+import { seedHistory } from '../agent/resumed-call';
+import type { VoicemailPlayback } from '../agent/voicemail-drop';
 import { CallClock } from '../call/call-clock';
 import type { AgentConfig } from '../config/agent-config.schema';
-import { promptVariablesOf, renderPromptTemplate, type PromptVariables } from '../config/prompt-variables';
+import { renderPromptTemplate } from '../config/prompt-variables';
+import { waitUntilPlayed } from '../playback/playback-wait';
+import { voicemailPlaybackOf } from '../playback/voicemail-playback';
 import type { TranscriptSource } from '../records/conversation-records';
-import { TranscriptLog } from '../records/transcript-log';
+import { errorPayload } from '../records/event-payloads';
 import type { ToolAction, ToolRunner } from '../tools/tool-contracts';
-import { AssistantReply, type ReplyEnd } from './assistant-reply';
+import type { AssistantReply, ReplyEnd } from './assistant-reply';
+import { CallReplies } from './call-replies';
+import { CallerTurns, roundOrNull, type UserTurnTiming } from './caller-turns';
 import { ConversationHistory } from './conversation-history';
-import { describeDtmfInput, DtmfCollector } from './dtmf-collector';
 import { InterruptionDetector } from './interruption-detector';
 import type { PipelineEngines } from './pipeline-engines';
 import { ReplySpeculation } from './reply-speculation';
-import { TurnTranscription } from './turn-transcription';
-import { voicemailPlaybackOf } from '../playback/voicemail-playback';
+import { ReplyTranscript } from './reply-transcript';
+import type { TurnTranscription } from './turn-transcription';
 
-/** Extra time allowed for Twilio to echo the last mark after the audio's own length. */
-const PLAYBACK_ECHO_GRACE_MS = 3000;
-
-/** What the caller said for one turn, and where it sits on the call clock. */
-interface UserTurnTiming {
-  startMs: number | null;
-  endOfSpeechMs: number | null;
-  endOfTurnFrameMs: number | null;
-  endOfTurnMs: number | null;
-  asrFinalMs: number | null;
+/** Caller audio as the pipeline takes it: PCM16 at 8 kHz, with its arrival on the call clock. */
+interface CallerFrame {
+  pcm: Int16Array;
+  atMs: number;
 }
 
 /**
@@ -40,54 +36,50 @@ interface UserTurnTiming {
  * Caller audio arrives at 8 kHz (the VAD's native rate: no resampling on the hot path); the
  * recogniser gets 16 kHz from one per-utterance resampler.
  */
-export class PipelineAgentSession implements AgentSession {
-  private readonly clock: CallClock;
-  /**
-   * The caller's audio, buffered once for the call: turn detection reads utterances from it, the
-   * recogniser re-reads from the start of speech, waterfalls map stream positions to arrival times.
-   * 10 s: a turn's audio as the turn events carry it is its last 10 s (the recogniser gets the whole
-   * turn, streamed from the start of speech as it comes).
-   */
-  private readonly callerAudio = new CallerAudio({ sampleRate: 8000, keepSeconds: 10 });
+export class PipelineAgentSession extends AgentCore<CallerFrame> {
+  protected readonly slowStart = { code: 'engines_slow', notReady: "the pipeline's engines (VAD, recogniser, model, voice) were not ready" };
+  private readonly turns: CallerTurns;
   private history: ConversationHistory;
-  private readonly variables: PromptVariables;
   private readonly interruptions: InterruptionDetector;
-  private readonly dtmf: DtmfCollector;
   private engines: PipelineEngines | undefined;
-  private turnDetector: TurnDetector | undefined;
-  /** Audio that arrived while the engines were being prepared. */
-  private pendingAudio: { pcm: Int16Array; atMs: number }[] | undefined = [];
-  /** Settles once the engines are ready (or failed). */
-  private readonly ready: Promise<void>;
-
-  /** The caller's turn being recognised, from its start of speech to its end. */
-  private transcription: TurnTranscription | undefined;
-  private userSpeechStartedAt: SpeechStartedEvent | undefined;
   private readonly speculation: ReplySpeculation;
 
+  private readonly replies: CallReplies;
   private currentReply: AssistantReply | undefined;
-  /** The caller's turn each model reply answers (its waterfall's first steps), kept for a reply that gets cut. */
-  private readonly replyTimings = new WeakMap<AssistantReply, UserTurnTiming>();
-  private currentReplySource: TranscriptSource = 'speech';
-  private replyCounter = 0;
-  private readonly log: TranscriptLog;
-  /** Idle prompts, the time limit, the failure budget, hang-up and transfer: shared with the realtime agent. */
-  private readonly policy: CallPolicy;
-  /** A machine answered (outbound, DetectMessageEnd): the message replaces the conversation. */
-  private readonly voicemail: VoicemailDrop;
-  private closed = false;
+  private readonly transcript: ReplyTranscript;
 
   constructor(
-    private readonly context: AgentCallContext,
-    private readonly config: AgentConfig,
-    private readonly output: AgentAudioOutput,
-    private readonly tools: ToolRunner,
+    context: AgentCallContext,
+    config: AgentConfig,
+    output: AgentAudioOutput,
+    tools: ToolRunner,
     engines: Promise<PipelineEngines>,
   ) {
-    this.clock = new CallClock(context.callStartedAt);
+    super(context, config, output);
     // A call taken back after a warm transfer numbers its turns on and remembers what was said.
-    this.log = new TranscriptLog(context.recorder, context.resumed?.nextTranscriptIndex);
-    this.variables = promptVariablesOf(context);
+    this.transcript = new ReplyTranscript(context.recorder, this.clock, context.resumed?.nextTranscriptIndex);
+    this.turns = new CallerTurns(context, config, this.clock, {
+      // Every VAD frame also goes to the interruption detector and the speculation's pause timer.
+      onFrame: (frame) => {
+        if (this.closed) return;
+        this.interruptions.onFrame(frame);
+        this.speculation.onFrame(this.interruptions.inSpeech, frame.startMs);
+      },
+      onSpeechStarted: () => this.onSpeechStarted(),
+      onTurnEnded: (event, asr, timing) => void this.onTurnEnded(event, asr, timing),
+      onStablePartial: (text) => this.speculation.onStablePartial(text),
+      ignoresCaller: () => this.ignoresCaller,
+      fail: (code, error) => this.fail(code, error),
+    });
+    this.replies = new CallReplies({
+      context,
+      config,
+      output,
+      tools,
+      clock: this.clock,
+      onPlaybackStarted: () => this.interruptions.setArmed(config.interruptions.enabled),
+      onAside: (text) => this.transcript.aside(text),
+    });
     this.history = new ConversationHistory(renderPromptTemplate(config.systemPrompt, this.variables));
     seedHistory(this.history, context.resumed?.priorTurns);
     const threshold = config.turn.threshold;
@@ -95,10 +87,9 @@ export class PipelineAgentSession implements AgentSession {
       { threshold, negativeThreshold: SpeechHysteresis.defaultNegativeThreshold(threshold), minSpeechMs: config.interruptions.minSpeechMs },
       (speech) => this.onInterruption(speech.startMs, speech.detectedAtMs),
     );
-    this.dtmf = new DtmfCollector({ onInput: (digits) => this.onDtmfInput(digits) });
     this.speculation = new ReplySpeculation({
-      mayStart: () => this.userSpeechStartedAt !== undefined && !this.policy.ending && this.engines?.asr.supportsPartials === true,
-      heardMs: () => this.callerAudio.totalSamples / 8,
+      mayStart: () => this.turns.callerSpeaking && !this.policy.ending && this.engines?.asr.supportsPartials === true,
+      heardMs: () => this.turns.heardMs,
       startHeld: (text) => {
         const history = this.history.fork();
         history.addUser(text);
@@ -106,49 +97,19 @@ export class PipelineAgentSession implements AgentSession {
       },
       recorder: context.recorder,
     });
-    this.policy = new CallPolicy(context, config, {
-      isBusy: () => this.userSpeechStartedAt !== undefined || this.currentReply !== undefined,
-      // The line reaches the history as the caller hears it (afterReply / recordInterruptedReply).
-      say: (text, source) => this.speakScripted(text, source),
-      sayThenHangUp: (text, reason) => this.sayThenHangUp(text, reason),
-      cutSpeech: () => {
-        const reply = this.currentReply;
-        if (reply && !reply.cancelled && reply.tracker.playing) this.interrupt(reply, 'speech');
-        else reply?.cancel();
-        this.speculation.cancel();
-      },
-    });
-    this.voicemail = new VoicemailDrop(context, this.variables, {
-      leaveMessage: (text) => this.leaveVoicemail(text),
-      hangUp: (reason) => this.policy.hangUp(reason),
-    });
-    this.ready = engines.then(
+    void engines.then(
       (ready) => this.start(ready),
       (error: unknown) => this.fail('engines_unavailable', error),
     );
   }
 
   pushAudio(pcm: Int16Array): void {
-    // A recording machine is listening once a voicemail starts: nothing it hears is a turn.
-    if (this.closed || this.voicemail.active) return;
+    if (this.ignoresCaller) return;
     const atMs = this.clock.nowMs();
     // `pcm` is the call edge's reused buffer: held audio is copied, live audio is not (ingest
     // copies what it keeps into the caller-audio ring and the VAD stream's queue).
-    if (this.pendingAudio) {
-      this.pendingAudio.push({ pcm: pcm.slice(), atMs });
-      return;
-    }
-    this.ingest(pcm, atMs);
-  }
-
-  onDtmf(digit: string): void {
-    if (this.closed || this.voicemail.active) return;
-    this.dtmf.push(digit);
-  }
-
-  onAnsweredBy(): void {
-    // Before the engines are ready, start() looks at the verdict instead.
-    if (!this.closed && this.engines) this.voicemail.startIfDue();
+    if (this.inputLive) this.turns.push(pcm, atMs);
+    else this.hold({ pcm: pcm.slice(), atMs });
   }
 
   onMarkEchoed(name: string, cleared: boolean): void {
@@ -156,20 +117,35 @@ export class PipelineAgentSession implements AgentSession {
     this.currentReply?.tracker.onMarkEchoed(name, cleared);
   }
 
-  close(reason: string): void {
-    if (this.closed) return;
+  protected isBusy(): boolean {
+    return this.turns.callerSpeaking || this.currentReply !== undefined;
+  }
+
+  protected cutSpeech(): void {
+    const playing = this.playingReply;
+    if (playing) this.interrupt(playing, 'speech');
+    else this.currentReply?.cancel();
+    this.speculation.cancel();
+  }
+
+  protected recordSpeechCutByClose(): void {
+    const playing = this.playingReply;
+    if (playing) this.recordInterruptedReply(playing, 'call_ended', this.clock.nowMs());
+  }
+
+  /** The current reply while the caller hears it (not cancelled, its audio playing). */
+  private get playingReply(): AssistantReply | undefined {
     const reply = this.currentReply;
-    if (reply && reply.tracker.playing && !reply.cancelled) this.recordInterruptedReply(reply, 'call_ended', this.clock.nowMs());
-    this.closed = true;
+    return reply && !reply.cancelled && reply.tracker.playing ? reply : undefined;
+  }
+
+  protected releaseEngines(): void {
+    const reply = this.currentReply;
     reply?.cancel();
     // Nobody will echo marks any more: release whoever waits for the playback to finish.
     reply?.tracker.abandon();
     this.speculation.cancel();
-    this.transcription?.cancel();
-    this.turnDetector?.close();
-    this.dtmf.close();
-    this.policy.close();
-    this.context.recorder.event('agent_closed', { reason });
+    this.turns.close();
   }
 
   // ---- start-up ---------------------------------------------------------------------------
@@ -180,58 +156,19 @@ export class PipelineAgentSession implements AgentSession {
       return;
     }
     this.engines = engines;
-    const threshold = this.config.turn.threshold;
-    // Listening before the detector does: barge-in and the pause tracker see each frame first.
-    engines.vad.listen({ onFrame: (frame) => this.closed || this.onVadFrame(frame), onError: (error) => this.fail('vad_failed', error) });
-    this.turnDetector = new TurnDetector(engines.vad, {
-      threshold,
-      minSpeechMs: this.config.turn.minSpeechMs,
-      minSilenceMs: this.config.turn.minSilenceMs,
-      prefixPaddingMs: this.config.turn.prefixPaddingMs,
-      endOfTurnClassifier: this.config.turn.endOfTurnModel ? engines.endOfTurnClassifier : undefined,
-    }, this.callerAudio);
-    this.turnDetector.onEvent((event) => {
-      if (this.closed || this.voicemail.active) return;
-      if (event.type === 'speech_started') this.onSpeechStarted(event);
-      else if (event.type === 'turn_ended') void this.onTurnEnded(event);
-      else this.context.recorder.event('end_of_turn_model_failed', { message: event.error.message });
-    });
-    this.policy.startMaxDuration(this.clock.nowMs());
-    const pending = this.pendingAudio ?? [];
-    this.pendingAudio = undefined;
-    // The machine's verdict came before the stream (asynchronous detection): the message, no greeting.
-    if (this.voicemail.startIfDue()) return;
-    for (const frame of pending) this.ingest(frame.pcm, frame.atMs);
-    const resumeLine = resumeLineOf(this.config, this.context.resumed);
-    if (resumeLine !== undefined) void this.speakScripted(resumeLine, 'transfer_return');
-    else if (this.config.firstMessage !== null) void this.speakScripted(renderPromptTemplate(this.config.firstMessage, this.variables), 'first_message');
-    else this.policy.armIdle();
+    this.turns.listen(engines);
+    this.startConversation();
   }
 
-  private ingest(pcm: Int16Array, atMs: number): void {
-    this.callerAudio.append(pcm, atMs);
-    this.transcription?.push(pcm);
-    // The VAD stream orders the chunks and delivers their frames to us and the detector.
-    try {
-      this.turnDetector!.push(pcm);
-    } catch (error) {
-      this.fail('vad_failed', error);
-    }
-  }
-
-  /** Every VAD frame also goes to the interruption detector and the speculation's pause timer. */
-  private onVadFrame(frame: VadFrame): void {
-    this.interruptions.onFrame(frame);
-    this.speculation.onFrame(this.interruptions.inSpeech, frame.startMs);
+  protected deliver(frame: CallerFrame): void {
+    this.turns.push(frame.pcm, frame.atMs);
   }
 
   // ---- caller speech ------------------------------------------------------------------------
 
-  private onSpeechStarted(event: SpeechStartedEvent): void {
+  private onSpeechStarted(): void {
     this.policy.callerSpoke();
-    this.userSpeechStartedAt = event;
     this.speculation.speechStarted();
-    this.openAsr(event.audioStartMs);
     const reply = this.currentReply;
     // The caller went on talking before the answer was heard: drop it, the next turn answers both.
     if (reply && !reply.cancelled && !reply.hasPlayed) {
@@ -240,33 +177,9 @@ export class PipelineAgentSession implements AgentSession {
     }
   }
 
-  private openAsr(fromStreamMs: number): void {
-    this.transcription?.cancel();
-    const options = { callId: this.context.callId, language: this.config.language, prompt: this.config.stt.prompt };
-    this.transcription = TurnTranscription.open(this.engines!.asr, options, this.callerAudio.since(fromStreamMs), (text) => this.speculation.onStablePartial(text));
-  }
-
-  private async onTurnEnded(event: TurnEndedEvent): Promise<void> {
-    const endOfTurnMs = this.clock.nowMs();
-    const asr = this.transcription;
-    this.transcription = undefined;
-    this.userSpeechStartedAt = undefined;
-    const timing: UserTurnTiming = {
-      startMs: this.callerAudio.arrivalOf(event.startMs) ?? null,
-      endOfSpeechMs: this.callerAudio.arrivalOf(event.endMs) ?? null,
-      endOfTurnFrameMs: this.callerAudio.arrivalOf(event.detectedAtMs) ?? null,
-      endOfTurnMs,
-      asrFinalMs: null,
-    };
-    this.context.recorder.event('turn_ended', {
-      reason: event.reason,
-      endOfSpeechMs: roundOrNull(timing.endOfSpeechMs),
-      // When the frame that completed the end-of-turn silence arrived: end-of-turn wait = this - endOfSpeechMs.
-      decisionFrameMs: roundOrNull(timing.endOfTurnFrameMs),
-      endOfTurnMs: CallClock.round(endOfTurnMs),
-    });
-    const reply = this.currentReply;
-    if (reply && !reply.cancelled && reply.tracker.playing) {
+  private async onTurnEnded(event: TurnEndedEvent, asr: TurnTranscription | undefined, timing: UserTurnTiming): Promise<void> {
+    const { endOfTurnMs } = timing;
+    if (this.playingReply) {
       // Short speech over the agent that did not interrupt it: a backchannel, not a turn.
       asr?.cancel();
       // A reply speculated from the backchannel's partial transcript answers nothing.
@@ -281,7 +194,7 @@ export class PipelineAgentSession implements AgentSession {
     } catch (error) {
       if (this.closed || this.voicemail.active) return;
       this.speculation.cancel();
-      this.context.recorder.event('asr_error', engineErrorPayload(error));
+      this.context.recorder.event('asr_error', errorPayload(error));
       await this.policy.answerFailed();
       return;
     }
@@ -293,22 +206,16 @@ export class PipelineAgentSession implements AgentSession {
       this.policy.armIdle();
       return;
     }
-    this.log.turn('user', 'speech', text, timing.startMs ?? endOfTurnMs, timing.endOfSpeechMs ?? endOfTurnMs);
+    this.transcript.userTurn('speech', text, timing.startMs ?? endOfTurnMs, timing.endOfSpeechMs ?? endOfTurnMs);
     await this.respond(text, timing);
   }
 
-  private onDtmfInput(digits: string[]): void {
-    if (this.closed || this.policy.ending) return;
-    if (!this.engines) {
-      // Keys pressed while the engines are still loading are answered once they are ready.
-      void this.ready.then(() => this.onDtmfInput(digits));
-      return;
-    }
-    const reply = this.currentReply;
-    if (reply && !reply.cancelled && reply.tracker.playing) this.interrupt(reply, 'dtmf');
+  protected answerKeys(digits: string[]): void {
+    const playing = this.playingReply;
+    if (playing) this.interrupt(playing, 'dtmf');
     const text = describeDtmfInput(digits);
     const now = this.clock.nowMs();
-    this.log.turn('user', 'dtmf', text, now, now);
+    this.transcript.userTurn('dtmf', text, now, now);
     void this.respond(text, { startMs: now, endOfSpeechMs: null, endOfTurnFrameMs: null, endOfTurnMs: now, asrFinalMs: null });
   }
 
@@ -335,82 +242,57 @@ export class PipelineAgentSession implements AgentSession {
       reply = this.newReply();
     }
     this.currentReply = reply;
-    this.currentReplySource = 'speech';
     // An interrupted reply keeps the waterfall of the turn it answered.
-    this.replyTimings.set(reply, timing);
+    this.transcript.began(reply, 'speech', timing);
     const end = await reply.generate();
     await this.afterReply(reply, end, timing);
   }
 
-  private async speakScripted(text: string, source: TranscriptSource): Promise<ReplyEnd> {
+  /** A scripted line (first message, idle prompt, apology); it reaches the history as the caller hears it. */
+  protected async sayLine(text: string, source: TranscriptSource): Promise<ReplyEnd> {
     this.policy.pauseIdle();
-    const reply = this.newReply();
-    this.currentReply = reply;
-    this.currentReplySource = source;
+    const reply = this.startScripted(source);
     const end = await reply.speakScripted(text);
     await this.afterReply(reply, end, null);
     return end;
   }
 
+  /** A scripted reply becomes the current one. */
+  private startScripted(source: TranscriptSource): AssistantReply {
+    const reply = this.newReply();
+    this.currentReply = reply;
+    this.transcript.began(reply, source, null);
+    return reply;
+  }
+
+  /** A reply on the call's history (or a speculation's fork of it); the engines are ready. */
   private newReply(options: { held?: boolean; history?: ConversationHistory } = {}): AssistantReply {
-    const engines = this.engines!;
-    this.replyCounter += 1;
-    return new AssistantReply(
-      {
-        llm: engines.llm,
-        tts: engines.tts,
-        voice: this.config.tts.voice,
-        tools: this.tools,
-        output: this.output,
-        history: options.history ?? this.history,
-        recorder: this.context.recorder,
-        clock: this.clock,
-        toolContext: { callId: this.context.callId, organizationId: this.context.organizationId, agentId: this.context.agentId, callerNumber: this.context.callerNumber },
-        temperature: this.config.llm.temperature,
-        maxTokens: this.config.llm.maxTokens,
-        onPlaybackStarted: () => this.interruptions.setArmed(this.config.interruptions.enabled),
-        onAside: (text) => {
-          const now = this.clock.nowMs();
-          this.log.turn('assistant', 'tool_filler', text, now, now);
-        },
-      },
-      `r${this.replyCounter}`,
-      { held: options.held },
-    );
+    return this.replies.create(this.engines!, options.history ?? this.history, options.held);
   }
 
   /** Records the finished reply once the caller has heard it, then does what its tools asked. */
   private async afterReply(reply: AssistantReply, end: ReplyEnd, timing: UserTurnTiming | null): Promise<void> {
     if (end.kind === 'cancelled' || reply.cancelled) return;
     if (end.kind === 'failed') {
-      this.context.recorder.event(end.stage === 'llm' ? 'llm_error' : 'tts_error', engineErrorPayload(end.error));
+      this.context.recorder.event(end.stage === 'llm' ? 'llm_error' : 'tts_error', errorPayload(end.error));
       // What was already sent plays out (the caller hears the sentence end, not a cut), then the
       // apology; waiting for its marks also tells what of the failed answer was heard.
       if (reply.tracker.segmentOpen) reply.tracker.endSegment();
-      await this.waitForPlayback(reply);
+      await waitUntilPlayed(reply.tracker);
       if (reply.cancelled || this.closed) return;
       this.recordInterruptedReply(reply, end.stage === 'llm' ? 'llm_error' : 'tts_error', this.clock.nowMs());
       await this.policy.answerFailed();
       return;
     }
-    await this.waitForPlayback(reply);
+    await waitUntilPlayed(reply.tracker);
     this.interruptions.setArmed(false);
     if (reply.cancelled || this.closed) return;
     reply.writeSpokenToHistory();
     // Only a model answer that worked ends a run of failures: the scripted apology after a failure always "works".
     if (timing) this.policy.answerWorked();
-    const startMs = reply.milestones.firstFrameSentMs ?? this.clock.nowMs();
-    const index = this.log.turn('assistant', this.currentReplySource, reply.tracker.sentTextFrom(0), startMs, this.clock.nowMs());
-    if (timing) this.log.latency(index, { ...timing, ...reply.milestones });
+    this.transcript.heard(reply);
     if (this.currentReply === reply) this.currentReply = undefined;
     await this.performAction(end.action);
-  }
-
-  private async waitForPlayback(reply: AssistantReply): Promise<void> {
-    const boundMs = reply.tracker.sentSeconds * 1000 + PLAYBACK_ECHO_GRACE_MS;
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([reply.tracker.whenDrained(), new Promise<void>((resolve) => (timer = setTimeout(resolve, boundMs)))]);
-    clearTimeout(timer);
   }
 
   private async performAction(action: ToolAction): Promise<void> {
@@ -422,24 +304,20 @@ export class PipelineAgentSession implements AgentSession {
   // ---- barge-in -----------------------------------------------------------------------------
 
   private onInterruption(speechStartMs: number, detectedAtMs: number): void {
-    const reply = this.currentReply;
-    if (!reply || reply.cancelled || !reply.tracker.playing || !this.config.interruptions.enabled || this.policy.ending) return;
-    this.interrupt(reply, 'speech', speechStartMs, detectedAtMs);
+    const playing = this.playingReply;
+    if (!playing || !this.config.interruptions.enabled || this.policy.ending) return;
+    this.interrupt(playing, 'speech', speechStartMs, detectedAtMs);
   }
 
-  /** Barge-in: stop the agent's audio at Twilio, stop the reply, keep only what was heard. */
+  /** Barge-in: stop the agent's audio on the call, stop the reply, keep only what was heard. */
   private interrupt(reply: AssistantReply, cause: 'speech' | 'dtmf', speechStartMs?: number, detectedAtMs?: number): void {
-    this.output.clear();
-    const clearedAtMs = this.clock.nowMs();
-    reply.cancel();
-    this.interruptions.setArmed(false);
-    this.recordInterruptedReply(reply, 'barge_in', clearedAtMs);
+    const clearedAtMs = this.stopPlaying(reply, 'barge_in');
     this.context.recorder.event('barge_in', {
       cause,
       replyId: reply.id,
-      speechStartMs: speechStartMs === undefined ? null : (this.callerAudio.arrivalOf(speechStartMs) ?? null),
+      speechStartMs: speechStartMs === undefined ? null : this.turns.arrivalOf(speechStartMs),
       // When the frame that completed minSpeechMs of speech arrived: the platform's share of a barge-in = clearedAtMs - this.
-      decisionFrameMs: detectedAtMs === undefined ? null : roundOrNull(this.callerAudio.arrivalOf(detectedAtMs) ?? null),
+      decisionFrameMs: detectedAtMs === undefined ? null : roundOrNull(this.turns.arrivalOf(detectedAtMs)),
       clearedAtMs: CallClock.round(clearedAtMs),
       heardText: reply.tracker.heardText,
     });
@@ -447,82 +325,58 @@ export class PipelineAgentSession implements AgentSession {
     if (this.currentReply === reply) this.currentReply = undefined;
   }
 
+  /** Clears the reply's audio on the call and cuts it (`why`), keeping what was heard; returns when the audio was cleared. */
+  private stopPlaying(reply: AssistantReply, why: string): number {
+    this.output.clear();
+    const clearedAtMs = this.clock.nowMs();
+    reply.cancel();
+    this.interruptions.setArmed(false);
+    this.recordInterruptedReply(reply, why, clearedAtMs);
+    return clearedAtMs;
+  }
+
   private recordInterruptedReply(reply: AssistantReply, why: string, interruptedAtMs: number): void {
-    const timing = this.replyTimings.get(reply) ?? null;
     reply.writeHeardToHistory();
     // Filler lines said while a tool ran are turns of their own, not part of the model's answer.
-    const sent = reply.tracker.sentTextFrom(0);
-    if (sent.length === 0) return;
-    const startMs = reply.milestones.firstFrameSentMs ?? this.clock.nowMs();
-    const index = this.log.turn('assistant', this.currentReplySource, sent, startMs, this.clock.nowMs(), reply.tracker.heardTextFrom(0));
-    if (timing) this.log.latency(index, { ...timing, ...reply.milestones, interruptedAtMs });
-    this.context.recorder.event('assistant_turn_cut', { index, why });
+    this.transcript.cut(reply, why, interruptedAtMs);
   }
 
   // ---- closing words ------------------------------------------------------------------------
 
   /**
-   * The voicemail: whatever the agent was saying or preparing stops (cleared at Twilio: it was
+   * The voicemail: whatever the agent was saying or preparing stops (cleared on the call: it was
    * said over the machine's greeting), then the message is said and waited for, bounded like every
    * playback wait. Caller audio is ignored from now on (pushAudio).
    */
-  private async leaveVoicemail(text: string): Promise<VoicemailPlayback> {
+  protected async leaveVoicemail(text: string): Promise<VoicemailPlayback> {
     this.policy.markEnding();
     this.speculation.cancel();
-    this.transcription?.cancel();
-    this.transcription = undefined;
-    this.userSpeechStartedAt = undefined;
-    const current = this.currentReply;
-    if (current && !current.cancelled && current.tracker.playing) {
-      this.output.clear();
-      current.cancel();
-      this.recordInterruptedReply(current, 'voicemail', this.clock.nowMs());
-      current.tracker.abandon();
+    this.turns.dropTurn();
+    const playing = this.playingReply;
+    if (playing) {
+      this.stopPlaying(playing, 'voicemail');
+      playing.tracker.abandon();
     } else {
-      current?.cancel();
+      this.currentReply?.cancel();
     }
     this.interruptions.setArmed(false);
-    const reply = this.newReply();
-    this.currentReply = reply;
-    this.currentReplySource = 'voicemail';
+    const reply = this.startScripted('voicemail');
     const end = await reply.speakScripted(text);
-    if (end.kind === 'failed') this.context.recorder.event('tts_error', engineErrorPayload(end.error));
-    if (end.kind === 'completed') await this.waitForPlayback(reply);
+    if (end.kind === 'failed') this.context.recorder.event('tts_error', errorPayload(end.error));
+    if (end.kind === 'completed') await waitUntilPlayed(reply.tracker);
     const playback = voicemailPlaybackOf(text, reply.tracker, this.closed);
-    if (!this.closed && playback.sentMs > 0) {
-      const startMs = reply.milestones.firstFrameSentMs ?? this.clock.nowMs();
-      const heard = playback.heardInFull ? undefined : reply.tracker.heardTextFrom(0);
-      this.log.turn('assistant', 'voicemail', reply.tracker.sentTextFrom(0), startMs, this.clock.nowMs(), heard);
-    }
+    if (!this.closed && playback.sentMs > 0) this.transcript.closing(reply, playback.heardInFull ? undefined : reply.tracker.heardTextFrom(0));
     return playback;
   }
 
-  private async sayThenHangUp(text: string, reason: string): Promise<void> {
+  protected async sayThenHangUp(text: string, reason: string): Promise<void> {
     this.policy.markEnding();
-    const reply = this.newReply();
-    this.currentReply = reply;
-    this.currentReplySource = 'closing';
+    const reply = this.startScripted('closing');
     const end = await reply.speakScripted(text);
     if (end.kind === 'completed') {
-      await this.waitForPlayback(reply);
-      const startMs = reply.milestones.firstFrameSentMs ?? this.clock.nowMs();
-      this.log.turn('assistant', 'closing', reply.tracker.sentTextFrom(0), startMs, this.clock.nowMs());
+      await waitUntilPlayed(reply.tracker);
+      this.transcript.closing(reply);
     }
     await this.policy.hangUp(reason);
   }
-
-  private fail(code: string, error: unknown): void {
-    if (this.closed) return;
-    this.context.recorder.event('error', { code, ...engineErrorPayload(error) });
-    this.context.endCall('agent_error');
-  }
-}
-
-function engineErrorPayload(error: unknown): Record<string, unknown> {
-  if (error instanceof EngineError) return { engine: error.engine, code: error.code, message: error.message, retryable: error.retryable };
-  return { message: error instanceof Error ? error.message : String(error) };
-}
-
-function roundOrNull(value: number | null): number | null {
-  return value === null ? null : CallClock.round(value);
 }

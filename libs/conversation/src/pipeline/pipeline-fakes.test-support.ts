@@ -1,7 +1,7 @@
 /**
  * In-process scripted implementations of the engine and call-edge interfaces a pipeline session
  * runs on, so its specs can drive a whole call (caller audio, transcripts, model tokens, synthesis,
- * Twilio mark echoes) deterministically and look at everything it did.
+ * the call's mark echoes) deterministically and look at everything it did.
  */
 import type { AsrEngine, AsrPartial, AsrResult, AsrSession } from '@switchboard/inference/asr/asr-engine';
 import { EngineError } from '@switchboard/inference/contracts';
@@ -22,7 +22,7 @@ export async function settle(rounds = 3): Promise<void> {
 
 // ---- caller audio + VAD ------------------------------------------------------------------------
 
-/** Twilio delivers 20 ms frames: 160 samples at 8 kHz. */
+/** A phone call delivers 20 ms frames: 160 samples at 8 kHz. */
 export const CALLER_FRAME_SAMPLES = 160;
 const LOUD_AMPLITUDE = 8000;
 
@@ -255,9 +255,9 @@ export class FakeTts implements TtsEngine {
 export type OutputEntry = { type: 'play'; samples: number } | { type: 'mark'; name: string } | { type: 'end' } | { type: 'clear' };
 
 /**
- * Stands in for Twilio's playback buffer: records play/mark/clear, and the test echoes the pending
+ * Stands in for the call's playback buffer: records play/mark/clear, and the test echoes the pending
  * marks as played when it decides the audio was heard. clear() echoes every pending mark as
- * cleared, asynchronously, as Twilio does.
+ * cleared, asynchronously, as a phone call's edge does.
  */
 export class FakeAudioOutput implements AgentAudioOutput {
   readonly log: OutputEntry[] = [];
@@ -334,4 +334,27 @@ export class FakeCallControl implements CallControl {
   async transfer(to: string): Promise<void> {
     this.transfers.push(to);
   }
+}
+
+// ---- a call per test -----------------------------------------------------------------------------
+
+/** Runs each test on Jest's fake clock and ends its call afterwards; returns how a test starts its call. */
+export function useCallPerTest<Options, Call extends { session: { close(reason: string): void } }>(create: (options?: Options) => Call): (options?: Options) => Promise<Call> {
+  let call: Call | undefined;
+
+  beforeEach(() => {
+    jest.useFakeTimers({ doNotFake: ['nextTick', 'queueMicrotask'] });
+  });
+
+  afterEach(() => {
+    call?.session.close('test_over');
+    call = undefined;
+    jest.useRealTimers();
+  });
+
+  return async (options) => {
+    call = create(options);
+    await settle();
+    return call;
+  };
 }

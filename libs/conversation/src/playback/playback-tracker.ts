@@ -1,6 +1,6 @@
 /**
- * What the caller has actually heard of the agent's speech, learned from Twilio `mark` echoes:
- * Twilio echoes a mark when the audio queued before it has been played, and echoes pending marks
+ * What the caller has actually heard of the agent's speech, learned from the call's `mark` echoes:
+ * The call edge echoes a mark when the audio queued before it has been played, and echoes pending marks
  * as cleared when the buffer is cleared. So "heard" is decided by echoes, never by what was sent.
  *
  * Speech is sent segment by segment (a segment = one synthesised text chunk). A progress mark goes

@@ -4,38 +4,34 @@ import type {
   SpeechToSpeechEngine,
   SpeechToSpeechResponseDoneEvent,
   SpeechToSpeechSession,
-  SpeechToSpeechToolCallEvent,
   SpeechToSpeechTranscriptEvent,
 } from '@switchboard/inference/speech-to-speech';
 import type { VadStream } from '@switchboard/inference/vad';
-import type { AgentAudioOutput, AgentCallContext, AgentSession } from '../agent/agent-session';
-import { CallPolicy } from '../agent/call-policy';
-import { priorConversationNote, resumeLineOf } from '../agent/resumed-call';
-import { VoicemailDrop } from '../agent/voicemail-drop';
+import { AgentCore } from '../agent/agent-core';
+import type { AgentAudioOutput, AgentCallContext } from '../agent/agent-session';
+import { describeDtmfInput } from '../agent/dtmf-collector';
+import { priorConversationNote } from '../agent/resumed-call';
+import type { VoicemailPlayback } from '../agent/voicemail-drop';
 import { CallClock } from '../call/call-clock';
 import type { AgentConfig } from '../config/agent-config.schema';
-import { promptVariablesOf, renderPromptTemplate, type PromptVariables } from '../config/prompt-variables';
-import { describeDtmfInput, DtmfCollector } from '../pipeline/dtmf-collector';
+import { renderPromptTemplate } from '../config/prompt-variables';
 import type { TranscriptSource } from '../records/conversation-records';
-import type { ToolAction, ToolRunner } from '../tools/tool-contracts';
+import { errorPayload } from '../records/event-payloads';
+import type { ToolRunner } from '../tools/tool-contracts';
 import { AgentSpeech } from './agent-speech';
-import { PendingToolAction } from './pending-tool-action';
-import { errorPayload } from './realtime-errors';
+import { connectModel } from './model-connection';
 import { RealtimeInterruptions, type CallerInterruption } from './realtime-interruptions';
-import { RealtimeToolCalls } from './realtime-tool-calls';
+import { RealtimeToolActions } from './realtime-tool-actions';
 import { RealtimeTranscript } from './realtime-transcript';
 import { RequestedLines } from './requested-lines';
 import { ResponseLedger } from './response-ledger';
 import { RealtimeVoicemail } from './realtime-voicemail';
 import { heardTextOf, waitForPlayback, type SpokenItem } from './spoken-item';
 
-/** Caller audio held while the model's session is connecting (about 10 s of 20 ms frames). */
-const MAX_FRAMES_BEFORE_CONNECTED = 500;
 /** mu-law at 8 kHz: bytes of caller audio per millisecond. */
 const MULAW_BYTES_PER_MS = 8;
 /** The model's end-of-speech position is believed only if it lies this close behind the audio sent. */
 const MAX_TRUSTED_VAD_LAG_MS = 10_000;
-/** Failed responses in a row after which the agent gives up and ends the call (as the pipeline agent does). */
 
 /** What a realtime session runs on, besides the call. */
 export interface RealtimeSessionDeps {
@@ -47,63 +43,34 @@ export interface RealtimeSessionDeps {
 
 /**
  * One call of a `realtime` agent: caller audio goes to a speech-to-speech model as mu-law (what
- * Twilio sends: no resampling), the model's audio comes back the same way. The model detects turns
+ * a phone call sends: no resampling), the model's audio comes back the same way. The model detects turns
  * and answers them; this session adds what the platform promises on every engine: barge-in judged
  * by the platform's own VAD and by what the caller heard (marks), backchannels ignored, tools
  * (with a filler line when slow), keypad input, an apology when the model fails, transcripts,
  * latency records, idle and max duration.
  */
-export class RealtimeAgentSession implements AgentSession {
-  private readonly clock: CallClock;
-  private readonly variables: PromptVariables;
+export class RealtimeAgentSession extends AgentCore<Uint8Array> {
+  protected readonly slowStart = { code: 'realtime_connect_slow', notReady: 'the speech-to-speech model had not connected' };
   private readonly instructions: string;
-  private readonly dtmf: DtmfCollector;
-  private readonly tools: ToolRunner;
   private readonly responses = new ResponseLedger();
   private readonly lines: RequestedLines;
-  private readonly toolCalls: RealtimeToolCalls;
+  private readonly toolActions: RealtimeToolActions;
   private readonly transcript: RealtimeTranscript;
   private readonly speech: AgentSpeech;
-  private readonly pendingAction: PendingToolAction;
   /** Undefined when interruptions are off for this agent. */
   private readonly interruptions: RealtimeInterruptions | undefined;
   private session: SpeechToSpeechSession | undefined;
-  private pendingAudio: Uint8Array[] | undefined = [];
-  /** Keypad inputs finished before the model was connected; answered once it is. */
-  private heldDtmfInputs: string[][] = [];
   /** Caller audio decoded for the barge-in VAD only (reused: the VAD copies what it keeps). */
   private decodedForVad = new Int16Array(160);
   /** Caller audio sent to the model so far: the clock its VAD positions (audio_start/end_ms) run on. */
   private inputBytesSent = 0;
   private speechStartedAtMs: number | undefined;
-  /** Idle prompts, the time limit, the failure budget, hang-up and transfer: shared with the pipeline agent. */
-  private readonly policy: CallPolicy;
-  /** A machine answered (outbound, DetectMessageEnd): the message replaces the conversation. */
-  private readonly voicemail: VoicemailDrop;
   private readonly voicemailSpeech: RealtimeVoicemail;
-  private closed = false;
 
-  constructor(
-    private readonly context: AgentCallContext,
-    private readonly config: AgentConfig,
-    private readonly output: AgentAudioOutput,
-    deps: RealtimeSessionDeps,
-  ) {
-    this.clock = new CallClock(context.callStartedAt);
-    this.variables = promptVariablesOf(context);
+  constructor(context: AgentCallContext, config: AgentConfig, output: AgentAudioOutput, deps: RealtimeSessionDeps) {
+    super(context, config, output);
     // A call taken back after a warm transfer: the new model session learns what was said before.
     this.instructions = renderPromptTemplate(this.config.systemPrompt, this.variables) + priorConversationNote(context.resumed?.priorTurns);
-    this.tools = deps.tools;
-    this.dtmf = new DtmfCollector({ onInput: (digits) => this.onDtmfInput(digits) });
-    this.policy = new CallPolicy(context, config, {
-      isBusy: () => this.speech.current !== undefined,
-      say: (text, source) => this.say(text, source),
-      sayThenHangUp: (text, reason) => this.say(text, 'closing', () => this.policy.hangUp(reason)),
-      cutSpeech: () => {
-        const speaking = this.speech.current;
-        if (speaking) this.bargeIn(speaking, 'max_duration');
-      },
-    });
     this.transcript = new RealtimeTranscript(context.recorder, this.clock, context.resumed?.nextTranscriptIndex);
     this.lines = new RequestedLines(this.responses, {
       onTimeout: (line) => {
@@ -127,15 +94,17 @@ export class RealtimeAgentSession implements AgentSession {
       say: (text, source, then, timeoutMs) => this.say(text, source, then, timeoutMs),
       isClosed: () => this.closed,
     });
-    this.voicemail = new VoicemailDrop(context, this.variables, {
-      leaveMessage: (text) => this.voicemailSpeech.leaveMessage(text),
-      hangUp: (reason) => this.policy.hangUp(reason),
+    this.toolActions = new RealtimeToolActions({
+      tools: deps.tools,
+      context,
+      clock: this.clock,
+      policy: this.policy,
+      responses: this.responses,
+      lines: this.lines,
+      session: () => this.session,
+      isClosed: () => this.closed,
+      say: (text, source, then) => this.say(text, source, then),
     });
-    this.pendingAction = new PendingToolAction((toolName) => {
-      this.context.recorder.event('closing_words_timeout', { tool: toolName });
-      void this.performPending();
-    });
-    this.toolCalls = new RealtimeToolCalls({ tools: deps.tools, context, clock: this.clock, onSlow: (filler) => this.onSlowTool(filler) });
     this.interruptions = config.interruptions.enabled
       ? new RealtimeInterruptions({
           createVad: () => deps.createVad(),
@@ -146,87 +115,69 @@ export class RealtimeAgentSession implements AgentSession {
           onInterruption: (speech) => this.onCallerInterruption(speech),
         })
       : undefined;
-    void this.connect(deps.engine);
+    void this.connect(deps.engine, deps.tools);
   }
 
   /** The caller's mu-law, straight from the call: to the model untouched, decoded only for the barge-in VAD. */
   pushMulaw(mulaw: Uint8Array): void {
-    // A recording machine is listening once a voicemail starts: the model must not answer it.
-    if (this.closed || this.voicemail.active) return;
+    // The model must not answer a recording machine.
+    if (this.ignoresCaller) return;
     if (this.interruptions) {
       if (this.decodedForVad.length < mulaw.length) this.decodedForVad = new Int16Array(mulaw.length);
       this.interruptions.push(decodeMulaw(mulaw, this.decodedForVad.subarray(0, mulaw.length)));
     }
     // The engine encodes the view before sendAudio returns; held frames are copies (the edge reuses
     // `mulaw`), made with the constructor: a Buffer's slice() would be a view.
-    if (this.session) this.sendToModel(this.session, mulaw);
-    else if (this.pendingAudio && this.pendingAudio.length < MAX_FRAMES_BEFORE_CONNECTED) this.pendingAudio.push(new Uint8Array(mulaw));
-    else if (this.pendingAudio) this.endForSlowModel();
+    if (this.inputLive) this.sendToModel(this.session!, mulaw);
+    else this.hold(new Uint8Array(mulaw));
   }
 
-  /**
-   * The model has not connected after ~10 s of caller audio. Holding more would grow without bound,
-   * and dropping it would lose what the caller said: the call ends, saying why (as the edge does
-   * when a stream token takes too long to check).
-   */
-  private endForSlowModel(): void {
-    this.pendingAudio = undefined;
-    this.fail(
-      'realtime_connect_slow',
-      new Error(`the speech-to-speech model had not connected after ${MAX_FRAMES_BEFORE_CONNECTED} frames of caller audio; the call was ended rather than drop them`),
-    );
-  }
-
-  onDtmf(digit: string): void {
-    if (this.closed || this.policy.ending) return;
-    this.dtmf.push(digit);
+  protected deliver(mulaw: Uint8Array): void {
+    this.sendToModel(this.session!, mulaw);
   }
 
   onMarkEchoed(name: string, cleared: boolean): void {
     this.speech.onMarkEchoed(name, cleared);
   }
 
-  onAnsweredBy(): void {
-    // Before the model is connected, connect() looks at the verdict instead.
-    if (!this.closed && this.session) this.voicemail.startIfDue();
+  protected isBusy(): boolean {
+    return this.speech.current !== undefined;
   }
 
-  close(reason: string): void {
-    if (this.closed) return;
+  protected sayLine(text: string, source: TranscriptSource): void {
+    this.say(text, source);
+  }
+
+  protected sayThenHangUp(text: string, reason: string): void {
+    this.say(text, 'closing', () => this.policy.hangUp(reason));
+  }
+
+  protected cutSpeech(): void {
+    const speaking = this.speech.current;
+    if (speaking) this.bargeIn(speaking, 'max_duration');
+  }
+
+  protected leaveVoicemail(text: string): Promise<VoicemailPlayback> {
+    return this.voicemailSpeech.leaveMessage(text);
+  }
+
+  protected recordSpeechCutByClose(): void {
     const speaking = this.speech.current;
     if (speaking) this.speech.finish(speaking, true);
-    this.closed = true;
-    this.voicemailSpeech.callClosed();
-    this.policy.close();
-    this.pendingAction.close();
-    this.lines.close();
-    this.interruptions?.close();
-    this.dtmf.close();
-    this.toolCalls.abortAll();
-    void this.session?.close();
-    this.context.recorder.event('agent_closed', { reason });
   }
 
-  private async connect(enginePromise: Promise<SpeechToSpeechEngine>): Promise<void> {
-    let session: SpeechToSpeechSession;
-    try {
-      const engine = await enginePromise;
-      // The call path passes telephone audio through as mu-law; an engine set up for PCM would
-      // turn every frame into noise, so it is refused up front with a clear reason.
-      if (engine.inputFormat !== 'mulaw8k' || engine.outputFormat !== 'mulaw8k') {
-        return this.fail('realtime_audio_format', new Error(`the realtime engine must speak mulaw8k both ways (got ${engine.inputFormat} in, ${engine.outputFormat} out)`));
-      }
-      const toolDefinitions = this.tools.definitions.map((tool) => ({ name: tool.name, description: tool.description, parametersSchema: tool.parameters }));
-      session = await engine.connect({
-        callId: this.context.callId,
-        instructions: this.instructions,
-        voice: this.config.realtime.voice,
-        tools: toolDefinitions,
-        turnDetection: { type: this.config.realtime.turnDetection, threshold: this.config.turn.threshold, silenceDurationMs: this.config.turn.minSilenceMs, prefixPaddingMs: this.config.turn.prefixPaddingMs },
-      });
-    } catch (error) {
-      return this.fail('realtime_connect_failed', error);
-    }
+  protected releaseEngines(): void {
+    this.voicemailSpeech.callClosed();
+    this.toolActions.close();
+    this.lines.close();
+    this.interruptions?.close();
+    void this.session?.close();
+  }
+
+  private async connect(enginePromise: Promise<SpeechToSpeechEngine>, tools: ToolRunner): Promise<void> {
+    const connection = await connectModel(enginePromise, { callId: this.context.callId, instructions: this.instructions, config: this.config, tools });
+    if ('failure' in connection) return this.fail(connection.failure, connection.error);
+    const { session } = connection;
     if (this.closed) {
       await session.close();
       return;
@@ -241,23 +192,13 @@ export class RealtimeAgentSession implements AgentSession {
     session.on('speech_started', () => this.onSpeechStarted());
     session.on('speech_stopped', (event) => this.onSpeechStopped(event));
     session.on('transcript', (event) => this.onTranscript(event));
-    session.on('tool_call', (event) => void this.onToolCall(event).catch(record('tool_error')));
+    session.on('tool_call', (event) => void this.toolActions.onToolCall(event).catch(record('tool_error')));
     session.on('response_done', (event) => void this.onResponseDone(event).catch(record('realtime_error')));
     session.on('error', record('realtime_error'));
     session.on('closed', (event) => {
       if (!event.byClient && !this.closed) this.fail('realtime_connection_lost', event.error ?? new Error('connection closed'));
     });
-    const held = this.pendingAudio ?? [];
-    this.pendingAudio = undefined;
-    // The machine's verdict came before the model was ready (asynchronous detection): the message, no greeting.
-    if (this.voicemail.startIfDue()) return;
-    for (const frame of held) this.sendToModel(session, frame);
-    this.policy.startMaxDuration(this.clock.nowMs());
-    const resumeLine = resumeLineOf(this.config, this.context.resumed);
-    if (resumeLine !== undefined) this.say(resumeLine, 'transfer_return');
-    else if (this.config.firstMessage !== null) this.say(renderPromptTemplate(this.config.firstMessage, this.variables), 'first_message');
-    else this.policy.armIdle();
-    for (const digits of this.heldDtmfInputs.splice(0)) this.onDtmfInput(digits);
+    this.startConversation();
   }
 
   private sendToModel(session: SpeechToSpeechSession, mulaw: Uint8Array): void {
@@ -319,14 +260,11 @@ export class RealtimeAgentSession implements AgentSession {
     this.bargeIn(item, 'speech', speech);
   }
 
-  /** Barge-in: stop the audio at Twilio, stop the response, tell the model what the caller heard. */
+  /** Barge-in: stop the audio on the call, stop the response, tell the model what the caller heard. */
   private bargeIn(item: SpokenItem, cause: 'speech' | 'dtmf' | 'max_duration', speech?: CallerInterruption): void {
     if (this.closed || this.speech.current !== item) return;
-    this.output.clear();
-    const clearedAtMs = this.clock.nowMs();
-    this.session?.cancelResponse();
+    const clearedAtMs = this.cut(item);
     const heardMs = item.tracker.heardSeconds * 1000;
-    if (this.session?.isOpen) this.session.truncate(item.itemId, heardMs);
     const round = (value: number | null | undefined): number | null => (value === null || value === undefined ? null : CallClock.round(value));
     this.context.recorder.event('barge_in', {
       cause,
@@ -340,31 +278,13 @@ export class RealtimeAgentSession implements AgentSession {
     this.speech.finish(item, true);
   }
 
-  // ---- tools ----------------------------------------------------------------------------------
-
-  private async onToolCall(event: SpeechToSpeechToolCallEvent): Promise<void> {
-    const toolSeq = this.responses.seen(event.responseId);
-    const outcome = await this.toolCalls.run(event);
-    if (this.closed || !this.session?.isOpen) return;
-    // The model takes one response at a time: a filler line still being generated goes first.
-    const filler = this.lines.pending;
-    if (filler?.source === 'tool_filler') await filler.generated;
-    if (this.closed || !this.session.isOpen) return;
-    // Should the model stay silent after the tool result, the action still happens after a bound.
-    this.pendingAction.hold(outcome.action, toolSeq, event.name);
-    // The model then answers, or says its closing words, in the response that follows.
-    this.responses.requested();
-    this.session.submitToolResult(event.callId, outcome.content);
-  }
-
-  /** A tool is slow: its filler line is said, unless the model is already saying something. */
-  private onSlowTool(filler: string): void {
-    if (this.closed || this.policy.ending || !this.session?.isOpen) return;
-    if (this.responses.active || this.lines.pending) {
-      this.context.recorder.event('tool_filler_skipped', { reason: 'response_active' });
-      return;
-    }
-    this.say(filler, 'tool_filler');
+  /** Stops `item` on the call and at the model, which is told what the caller heard of it; returns when the call's audio was cleared. */
+  private cut(item: SpokenItem): number {
+    this.output.clear();
+    const clearedAtMs = this.clock.nowMs();
+    this.session?.cancelResponse();
+    if (this.session?.isOpen) this.session.truncate(item.itemId, item.tracker.heardSeconds * 1000);
+    return clearedAtMs;
   }
 
   // ---- the end of a response ------------------------------------------------------------------
@@ -386,15 +306,15 @@ export class RealtimeAgentSession implements AgentSession {
       await this.lines.finish(line);
       if (endsSomething) return;
     }
-    if (this.pendingAction.waiting) {
-      if (!this.pendingAction.responseDone(seq)) return;
+    if (this.toolActions.waiting) {
+      if (!this.toolActions.responseDone(seq)) return;
       // The closing words may be in the tool's own response, still arriving or playing after the
       // follow-up is done: the call ends only once everything the model said has been heard.
       const speaking = this.speech.current;
       // Audio still arriving: that response's own response_done comes back here once it has played.
       if (speaking && !speaking.responseComplete) return;
       if (speaking) await waitForPlayback(speaking);
-      await this.performPending();
+      await this.toolActions.performPending();
       return;
     }
     if (this.policy.ending) return;
@@ -408,13 +328,8 @@ export class RealtimeAgentSession implements AgentSession {
   // ---- keypad -------------------------------------------------------------------------------
 
   /** A finished keypad input (`#` or a pause ends it), told to the model in words as the pipeline does. */
-  private onDtmfInput(digits: string[]): void {
-    if (this.closed || this.policy.ending) return;
-    if (!this.session) {
-      this.heldDtmfInputs.push(digits);
-      return;
-    }
-    if (!this.session.isOpen) return;
+  protected answerKeys(digits: string[]): void {
+    if (!this.session?.isOpen) return;
     const item = this.speech.current;
     if (item) this.bargeIn(item, 'dtmf');
     const text = describeDtmfInput(digits);
@@ -431,42 +346,10 @@ export class RealtimeAgentSession implements AgentSession {
   /** The voicemail starts: what the model is saying is cut (it was said over the greeting), a pending tool action is dropped. */
   private stopForVoicemail(): void {
     this.policy.markEnding();
-    this.pendingAction.take();
+    this.toolActions.drop();
     const item = this.speech.current;
     if (!item) return;
-    this.output.clear();
-    this.session?.cancelResponse();
-    if (this.session?.isOpen) this.session.truncate(item.itemId, item.tracker.heardSeconds * 1000);
+    this.cut(item);
     this.speech.finish(item, true);
-  }
-
-  // ---- tool actions -------------------------------------------------------------------------
-
-  private async performPending(): Promise<void> {
-    if (this.closed) return;
-    const pending = this.pendingAction.take();
-    if (!pending) return;
-    // Closing words count when the tool's response, or one after it, spoke.
-    await this.perform(pending.action, this.responses.lastSpokenSeq >= pending.toolSeq);
-  }
-
-  private async perform(action: ToolAction, modelSpoke: boolean): Promise<void> {
-    if (action.type === 'end_call') {
-      if (modelSpoke) return this.policy.hangUp('agent_hangup');
-      // The model hung up without a word: the configured goodbye is said first.
-      this.policy.markEnding();
-      return this.say(action.goodbye, 'closing', () => this.policy.hangUp('agent_hangup'));
-    }
-    if (action.type !== 'transfer') return;
-    if (modelSpoke && !action.warm) return this.policy.transfer(action.to);
-    this.policy.markEnding();
-    // A warm transfer always says its hold message: the caller must know they are being put on hold.
-    this.say(action.message, 'closing', () => this.policy.transfer(action.to, action.warm));
-  }
-
-  private fail(code: string, error: unknown): void {
-    if (this.closed) return;
-    this.context.recorder.event('error', { code, ...errorPayload(error) });
-    this.context.endCall('agent_error');
   }
 }

@@ -3,7 +3,7 @@ import type { VadStream } from '@switchboard/inference/vad';
 import { CallClock } from '../call/call-clock';
 import { InterruptionDetector } from '../pipeline/interruption-detector';
 import type { ConversationRecorder } from '../records/conversation-records';
-import { errorPayload } from './realtime-errors';
+import { errorPayload } from '../records/event-payloads';
 
 /** Caller audio held while the VAD is being created (about 10 s of 20 ms frames). */
 const MAX_FRAMES_BEFORE_VAD = 500;

@@ -3,7 +3,7 @@ import type { AgentCallContext } from '../agent/agent-session';
 import { CallClock } from '../call/call-clock';
 import { SLOW_TOOL_FILLER_AFTER_MS } from '../pipeline/assistant-reply';
 import type { ToolOutcome, ToolRunner } from '../tools/tool-contracts';
-import { parseJsonOrRaw } from './realtime-errors';
+import { parseJsonOrRaw } from '../records/event-payloads';
 
 /**
  * Runs the tools a realtime model calls and records each invocation. A tool that names a filler

@@ -13,7 +13,7 @@ const VOICEMAIL_MS_PER_CHAR = 100;
 
 /** What the realtime session lends the voicemail: its way of saying a line, and of cutting what it says. */
 export interface RealtimeVoicemailHost {
-  /** Stops the conversation: the item being spoken is cut (cleared at Twilio), a pending tool action dropped. */
+  /** Stops the conversation: the item being spoken is cut (cleared on the call), a pending tool action dropped. */
   stopConversation(): void;
   say(text: string, source: TranscriptSource, then: () => Promise<void>, timeoutMs: number): void;
   isClosed(): boolean;

@@ -1,8 +1,6 @@
 import { PlaybackTracker, wordPrefix } from '../playback/playback-tracker';
+import { waitUntilPlayed } from '../playback/playback-wait';
 import type { TranscriptSource } from '../records/conversation-records';
-
-/** Extra time allowed for Twilio to echo the last mark after the audio's own length. */
-const PLAYBACK_ECHO_GRACE_MS = 3000;
 
 /** When the caller's turn that an answer replies to ended (call offsets, ms). */
 export interface TurnEnd {
@@ -44,8 +42,5 @@ export function heardTextOf(item: SpokenItem): string {
 export async function waitForPlayback(item: SpokenItem): Promise<void> {
   // The item's audio is complete: close its segment so its final mark says when it has all played.
   if (item.tracker.segmentOpen) item.tracker.endSegment();
-  const boundMs = item.tracker.sentSeconds * 1000 + PLAYBACK_ECHO_GRACE_MS;
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([item.tracker.whenDrained(), new Promise<void>((resolve) => (timer = setTimeout(resolve, boundMs)))]);
-  clearTimeout(timer);
+  await waitUntilPlayed(item.tracker);
 }

@@ -45,7 +45,7 @@ function destinationList(config: TransferCallToolConfig): string {
   return config.destinations.map((d) => (d.label === undefined ? d.number : `${d.number} (${d.label})`)).join(', ');
 }
 
-/** The longest summary a warm transfer's whisper carries (Twilio <Say> reads it to the person who answers). */
+/** The longest summary a warm transfer's whisper carries (the carrier reads it aloud to the person who answers). */
 export const MAX_TRANSFER_SUMMARY_CHARS = 600;
 
 const SUMMARY_PARAMETER = {

@@ -6,7 +6,7 @@ export interface ToolCallContext {
   callId: string;
   organizationId: string;
   agentId: string;
-  /** The caller's number (E.164) as Twilio reported it. */
+  /** The caller's number (E.164) as the carrier reported it. */
   callerNumber: string;
   /** Aborted when the call ends or the caller barges in. */
   signal: AbortSignal;
