@@ -20,7 +20,7 @@ import type { ModelHandle, ModelLoadSpec, ModelRunResult, ModelSequence, TensorD
 import { whisperDecoderBatching } from '@switchboard/inference/asr/local';
 import { llmStepBatching } from '@switchboard/inference/llm/local';
 import { variantPath } from '@switchboard/inference/runtime/model-precision';
-import { INT8_STAND_INS, standInModelPaths, type StandInModelName } from '@switchboard/inference/stand-in-models';
+import { INT8_STAND_INS, type StandInModelName, standInModelPaths } from '@switchboard/testing';
 import { defaultSileroModelPath } from '@switchboard/inference/vad';
 import type { GpuBenchModel } from './gpu-bench-args';
 

@@ -1,7 +1,7 @@
 import { encodeMulaw } from '@switchboard/audio';
 import { PlaybackTracker } from '@switchboard/conversation/playback/playback-tracker';
 import { TelephonyAudioOutput } from '@switchboard/conversation';
-import { started } from '@switchboard/telephony/session/media-stream-session.test-support';
+import { startedMediaStreamSession as started } from '@switchboard/testing';
 
 /**
  * The outbound chain the server wires for every call (agent -> TelephonyAudioOutput ->

@@ -13,18 +13,7 @@ import { InMemoryConversationRecorder } from '../records/conversation-records';
 import type { ToolCallContext, ToolInvocation, ToolOutcome, ToolRunner } from '../tools/tool-contracts';
 import { failed, succeeded } from '../tools/tool-outcome';
 import { PipelineAgentSession } from './pipeline-agent-session';
-import {
-  callerFrame,
-  FakeAudioOutput,
-  FakeCallControl,
-  FakeTts,
-  gate,
-  ScriptedAsr,
-  ScriptedLlm,
-  ScriptedVad,
-  settle,
-  type LlmStep,
-} from './pipeline-fakes.test-support';
+import { callerFrame, FakeAudioOutput, FakeCallControl, FakeTts, gate, type LlmStep, ScriptedAsr, ScriptedLlm, ScriptedVad, settle } from '@switchboard/testing';
 
 const SYSTEM_PROMPT = 'You answer calls for Acme. The caller is {{caller.number}}.';
 const RENDERED_SYSTEM_PROMPT = 'You answer calls for Acme. The caller is +15550001111.';

@@ -9,12 +9,11 @@ import type { VadStream } from '@switchboard/inference/vad';
 import type { AgentCallContext } from '../agent/agent-session';
 import type { AgentConfigInput } from '../config/agent-config.schema';
 import { parseAgentConfig } from '../config/parse-agent-config';
-import { callerFrame, FakeAudioOutput, FakeCallControl, gate, ScriptedVad, settle } from '../pipeline/pipeline-fakes.test-support';
+import { callerFrame, FakeAudioOutput, FakeCallControl, gate, ScriptedSpeechEngine, type ScriptedSpeechSession, ScriptedVad, settle } from '@switchboard/testing';
 import { InMemoryConversationRecorder } from '../records/conversation-records';
 import type { ToolInvocation, ToolOutcome, ToolRunner } from '../tools/tool-contracts';
 import { succeeded } from '../tools/tool-outcome';
 import { RealtimeAgentSession } from './realtime-agent-session';
-import { ScriptedSpeechEngine, type ScriptedSpeechSession } from './realtime-fakes.test-support';
 
 const FILLER = 'One moment while I look that up.';
 

@@ -4,7 +4,7 @@
  */
 import { createInferenceRuntime, type OnnxInferenceRuntime } from '@switchboard/inference/runtime';
 import { SileroVad } from '@switchboard/inference/vad';
-import { concat, loadSpeech8k, silence, silentLogger, SPEECH_FIXTURES, speechBoundsMs } from '@switchboard/inference/vad/speech-fixtures.test-support';
+import { concatSpeech as concat, loadSpeech8k, silence, silentLogger, SPEECH_FIXTURES, speechBoundsMs } from '@switchboard/testing';
 import { END_OF_TURN_SETTINGS, formatEndOfTurnTable, measureEndOfTurn, runEndOfTurnReport, type EndOfTurnRow } from './end-of-turn-report';
 
 jest.setTimeout(120_000);

@@ -13,7 +13,7 @@ import { TurnDetector, type TurnEndedEvent } from '@switchboard/inference/turn';
 import { SileroVad } from '@switchboard/inference/vad';
 // The fixtures' loader and their speech bounds (measured from the audio's energy) are the ones the
 // VAD and turn-detection specs check against; reusing them keeps one truth for these files.
-import { loadSpeech8k, pushInFrames, silence, speechBoundsMs, SPEECH_FIXTURES } from '@switchboard/inference/vad/speech-fixtures.test-support';
+import { loadSpeech8k, pushInFrames, silence, SPEECH_FIXTURES, speechBoundsMs } from '@switchboard/testing';
 
 const SAMPLES_PER_MS = 8;
 /** Silence after each utterance: longer than the longest setting plus a chunk, so every turn can end. */
