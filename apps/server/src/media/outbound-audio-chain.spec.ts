@@ -1,6 +1,5 @@
 import { encodeMulaw } from '@switchboard/audio';
-import { PlaybackTracker } from '@switchboard/conversation/playback/playback-tracker';
-import { TelephonyAudioOutput } from '@switchboard/conversation';
+import { PlaybackTracker, TelephonyAudioOutput } from '@switchboard/conversation';
 import { startedMediaStreamSession as started } from '@switchboard/testing';
 
 /**

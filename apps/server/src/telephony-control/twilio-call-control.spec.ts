@@ -1,4 +1,4 @@
-import { CallControlError } from '@switchboard/conversation/call/call-control';
+import { CallControlError } from '@switchboard/conversation';
 import { type FakeCallUpdate, FakeTwilioRestServer } from '@switchboard/testing';
 import { ApiBaseUrlRequestClient } from './api-base-url-request-client';
 import { TwilioRestClientFactory } from './twilio-rest-client.factory';

@@ -4,8 +4,7 @@
  * audio from a fake TTS through the real QueuedTtsStream, and Twilio's playback buffer is a fake
  * output whose marks the test echoes. Time is Jest's fake clock: 20 ms of caller audio per 20 ms.
  */
-import { EngineError } from '@switchboard/inference/contracts';
-import type { ChatMessage, ToolDefinition } from '@switchboard/inference/llm';
+import { type ChatMessage, EngineError, type ToolDefinition } from '@switchboard/inference';
 import type { AgentCallContext } from '../agent/agent-session';
 import type { AgentConfigInput } from '../config/agent-config.schema';
 import { parseAgentConfig } from '../config/parse-agent-config';

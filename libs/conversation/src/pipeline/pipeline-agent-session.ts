@@ -1,6 +1,12 @@
-import { EngineError } from '@switchboard/inference/contracts';
-import { CallerAudio, SpeechHysteresis, TurnDetector, type SpeechStartedEvent, type TurnEndedEvent } from '@switchboard/inference/turn';
-import type { VadFrame } from '@switchboard/inference/vad';
+import {
+  CallerAudio,
+  EngineError,
+  SpeechHysteresis,
+  type SpeechStartedEvent,
+  TurnDetector,
+  type TurnEndedEvent,
+  type VadFrame,
+} from '@switchboard/inference';
 import type { AgentAudioOutput, AgentCallContext, AgentSession } from '../agent/agent-session';
 import { CallPolicy } from '../agent/call-policy';
 import { VoicemailDrop, type VoicemailPlayback } from '../agent/voicemail-drop';

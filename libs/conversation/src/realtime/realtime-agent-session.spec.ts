@@ -5,7 +5,7 @@
  * Time is Jest's fake clock: 20 ms of caller audio per 20 ms.
  */
 import { encodeMulaw } from '@switchboard/audio';
-import type { VadStream } from '@switchboard/inference/vad';
+import type { VadStream } from '@switchboard/inference';
 import type { AgentCallContext } from '../agent/agent-session';
 import type { AgentConfigInput } from '../config/agent-config.schema';
 import { parseAgentConfig } from '../config/parse-agent-config';

@@ -6,8 +6,8 @@ import type {
   SpeechToSpeechSession,
   SpeechToSpeechToolCallEvent,
   SpeechToSpeechTranscriptEvent,
-} from '@switchboard/inference/speech-to-speech';
-import type { VadStream } from '@switchboard/inference/vad';
+  VadStream,
+} from '@switchboard/inference';
 import type { AgentAudioOutput, AgentCallContext, AgentSession } from '../agent/agent-session';
 import { CallPolicy } from '../agent/call-policy';
 import { priorConversationNote, resumeLineOf } from '../agent/resumed-call';

@@ -1,7 +1,7 @@
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { MODEL_CATALOG, type HubCatalogEntry } from '@switchboard/inference/models';
+import { MODEL_CATALOG, type HubCatalogEntry } from '@switchboard/inference';
 import { HubFileServer, type HubFixtureFile, type StandInSize, writeWhisperStandIn } from '@switchboard/testing';
 import { runModelsCommand } from '../../models.command';
 
