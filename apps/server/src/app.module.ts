@@ -25,6 +25,7 @@ import { RecordingRetentionSweeper } from './recordings/recording-retention.swee
 import { RecordingStores } from './recordings/recording-stores';
 import { AgentsController } from './agents-api/agents.controller';
 import { ApiKeysController } from './api-keys/api-keys.controller';
+import { ApiKeysService } from './api-keys/api-keys.service';
 import { ApiKeyGuard } from './auth/api-key.guard';
 import { ApiKeyRateLimiter } from './auth/api-key-rate-limiter';
 import { rateLimitStoreProvider } from './auth/rate-limit/rate-limit-store.provider';
@@ -42,6 +43,7 @@ import { CallUsageRegistry } from './usage/call-usage-registry';
 import { CostsController } from './costs/costs.controller';
 import { PersistenceErrorFilter } from './common/persistence-error.filter';
 import { HealthController } from './health/health.controller';
+import { DatabaseReadiness } from './health/database-readiness.service';
 import { InferenceCapacityService } from './inference/capacity/inference-capacity.service';
 import { InferenceService } from './inference/inference.service';
 import { TwilioRestClientFactory } from './telephony-control/twilio-rest-client.factory';
@@ -70,9 +72,11 @@ import { PhoneNumbersController } from './phone-numbers/phone-numbers.controller
 import { InboundCallService } from './twilio/inbound-call.service';
 import { TwilioSignatureGuard } from './twilio/twilio-signature.guard';
 import { TwilioWebhooksController } from './twilio/twilio-webhooks.controller';
+import { CallCallbacksService } from './twilio/call-callbacks.service';
 import { WebhookDeliveriesController } from './webhooks/webhook-deliveries.controller';
 import { WebhookDeliveryWorker } from './webhooks/webhook-delivery.worker';
 import { WebhookSubscriptionsController } from './webhooks/webhook-subscriptions.controller';
+import { WebhooksService } from './webhooks/webhooks.service';
 import { OutboundAnswerService } from './twilio/outbound-answer.service';
 import { OutboundCallWebhooksController } from './twilio/outbound-call-webhooks.controller';
 import { AgentConfigValidator } from './agents-api/agent-config-validation';
@@ -162,6 +166,10 @@ export class AppModule {
         TwilioSignatureGuard,
         InboundCallService,
         WebhookDeliveryWorker,
+        WebhooksService,
+        DatabaseReadiness,
+        ApiKeysService,
+        CallCallbacksService,
         OutboundCallService,
         OutboundAnswerService,
         MediaUpgradeVerifier,

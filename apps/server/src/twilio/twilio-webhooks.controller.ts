@@ -1,6 +1,5 @@
 import { Body, Controller, Header, HttpCode, Post, Req, UseFilters, UseGuards } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
-import { CallRepository } from '@switchboard/persistence';
 import {
   statusCallbackSchema,
   voiceWebhookSchema,
@@ -10,8 +9,8 @@ import {
 import { PinoLogger } from 'nestjs-pino';
 import { CallEndService } from '../call-lifecycle/call-end.service';
 import { ZodValidationPipe } from '../common/zod-validation.pipe';
+import { CallCallbacksService } from './call-callbacks.service';
 import { InboundCallService } from './inbound-call.service';
-import { assertCallOfAccount } from './twilio-account';
 import { TwilioSignatureGuard, type SignedTwilioRequest } from './twilio-signature.guard';
 import { VoiceAnswerDeadlineFilter, voiceDeadlineOf } from './voice-answer-deadline';
 
@@ -22,7 +21,7 @@ import { VoiceAnswerDeadlineFilter, voiceDeadlineOf } from './voice-answer-deadl
 export class TwilioWebhooksController {
   constructor(
     private readonly inboundCalls: InboundCallService,
-    private readonly calls: CallRepository,
+    private readonly callbacks: CallCallbacksService,
     private readonly callEnds: CallEndService,
     private readonly logger: PinoLogger,
   ) {
@@ -40,7 +39,7 @@ export class TwilioWebhooksController {
   @Post('status')
   @HttpCode(204)
   async status(@Body(new ZodValidationPipe(statusCallbackSchema)) params: StatusCallbackParams): Promise<void> {
-    await assertCallOfAccount(this.calls, params.callSid, params.accountSid, this.logger);
+    await this.callbacks.assertCallOfAccount(params.callSid, params.accountSid, this.logger);
     const found = await this.callEnds.applyStatusCallback({
       twilioCallSid: params.callSid,
       status: params.status,
