@@ -15,6 +15,23 @@ const TEST_CODE_IMPORTS = {
   message: 'Production code must not import test code (@switchboard/testing, test/, *.test-support, specs).',
 };
 const restrictImports = (...patterns) => ({ 'no-restricted-imports': ['error', { patterns }] });
+// A controller owns HTTP and calls its module's service; the service talks to the repositories. A
+// persistence record type may still name a response's shape (type imports are erased).
+const CONTROLLER_PERSISTENCE_IMPORTS = {
+  group: ['@switchboard/persistence'],
+  allowTypeImports: true,
+  message: "A controller calls its module's service; the service talks to the repositories.",
+};
+// Controllers that still call repositories directly (issue 25): remove each as it moves to a service.
+const CONTROLLERS_STILL_ON_REPOSITORIES = [
+  'apps/server/src/agents-api/agents.controller.ts',
+  'apps/server/src/analysis/call-analysis.controller.ts',
+  'apps/server/src/calls/calls.controller.ts',
+  'apps/server/src/costs/costs.controller.ts',
+  'apps/server/src/organization/organization.controller.ts',
+  'apps/server/src/organization/organizations.controller.ts',
+  'apps/server/src/phone-numbers/phone-numbers.controller.ts',
+];
 // Test-only code and the dev-only CLIs that build stand-in models or run benchmarks.
 const TEST_CODE = ['test/**/*.ts', 'libs/testing/**/*.ts', '**/*.spec.ts', '**/*.e2e-spec.ts', '**/*.test-support.ts', 'apps/cli/src/bench/**/*.ts', 'apps/cli/src/models/build-stand-in-models.ts'];
 
@@ -42,6 +59,11 @@ export default tseslint.config(
   },
   { files: ['**/*.ts'], rules: restrictImports(DEEP_LIB_IMPORTS, TEST_CODE_IMPORTS) },
   { files: TEST_CODE, rules: restrictImports({ ...DEEP_LIB_IMPORTS, group: ['@switchboard/*/**'] }) },
+  {
+    files: ['apps/server/src/**/*.controller.ts'],
+    ignores: CONTROLLERS_STILL_ON_REPOSITORIES,
+    rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns: [CONTROLLER_PERSISTENCE_IMPORTS] }] },
+  },
   {
     // Test doubles and specs poke at arbitrary JSON on purpose.
     files: ['test/**/*.ts', 'libs/testing/**/*.ts', '**/*.spec.ts'],
