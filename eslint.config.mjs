@@ -24,10 +24,8 @@ const CONTROLLER_PERSISTENCE_IMPORTS = {
 };
 // Controllers that still call repositories directly (issue 25): remove each as it moves to a service.
 const CONTROLLERS_STILL_ON_REPOSITORIES = [
-  'apps/server/src/agents-api/agents.controller.ts',
   'apps/server/src/analysis/call-analysis.controller.ts',
   'apps/server/src/calls/calls.controller.ts',
-  'apps/server/src/costs/costs.controller.ts',
   'apps/server/src/organization/organization.controller.ts',
   'apps/server/src/organization/organizations.controller.ts',
   'apps/server/src/phone-numbers/phone-numbers.controller.ts',

@@ -24,6 +24,7 @@ import { RecordingLinksController } from './recordings/recording-links.controlle
 import { RecordingRetentionSweeper } from './recordings/recording-retention.sweeper';
 import { RecordingStores } from './recordings/recording-stores';
 import { AgentsController } from './agents-api/agents.controller';
+import { AgentsService } from './agents-api/agents.service';
 import { ApiKeysController } from './api-keys/api-keys.controller';
 import { ApiKeysService } from './api-keys/api-keys.service';
 import { ApiKeyGuard } from './auth/api-key.guard';
@@ -41,6 +42,7 @@ import { OrganizationsController } from './organization/organizations.controller
 import { OperatorKeyGuard } from './auth/operator-key.guard';
 import { CallUsageRegistry } from './usage/call-usage-registry';
 import { CostsController } from './costs/costs.controller';
+import { CostsService } from './costs/costs.service';
 import { PersistenceErrorFilter } from './common/persistence-error.filter';
 import { HealthController } from './health/health.controller';
 import { DatabaseReadiness } from './health/database-readiness.service';
@@ -170,6 +172,8 @@ export class AppModule {
         DatabaseReadiness,
         ApiKeysService,
         CallCallbacksService,
+        AgentsService,
+        CostsService,
         OutboundCallService,
         OutboundAnswerService,
         MediaUpgradeVerifier,
