@@ -26,8 +26,6 @@ const CONTROLLER_PERSISTENCE_IMPORTS = {
 const CONTROLLERS_STILL_ON_REPOSITORIES = [
   'apps/server/src/analysis/call-analysis.controller.ts',
   'apps/server/src/calls/calls.controller.ts',
-  'apps/server/src/organization/organization.controller.ts',
-  'apps/server/src/organization/organizations.controller.ts',
   'apps/server/src/phone-numbers/phone-numbers.controller.ts',
 ];
 // Test-only code and the dev-only CLIs that build stand-in models or run benchmarks.

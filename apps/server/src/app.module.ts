@@ -38,7 +38,9 @@ import { CallsController } from './calls/calls.controller';
 import { OutboundCallService } from './calls/outbound-call.service';
 import { OutboundCallsController } from './calls/outbound-calls.controller';
 import { OrganizationController } from './organization/organization.controller';
+import { OrganizationSettingsService } from './organization/organization-settings.service';
 import { OrganizationsController } from './organization/organizations.controller';
+import { OperatorOrganizationsService } from './organization/operator-organizations.service';
 import { OperatorKeyGuard } from './auth/operator-key.guard';
 import { CallUsageRegistry } from './usage/call-usage-registry';
 import { CostsController } from './costs/costs.controller';
@@ -174,6 +176,8 @@ export class AppModule {
         CallCallbacksService,
         AgentsService,
         CostsService,
+        OperatorOrganizationsService,
+        OrganizationSettingsService,
         OutboundCallService,
         OutboundAnswerService,
         MediaUpgradeVerifier,
