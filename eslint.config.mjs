@@ -25,8 +25,6 @@ const CONTROLLER_PERSISTENCE_IMPORTS = {
 // Controllers that still call repositories directly (issue 25): remove each as it moves to a service.
 const CONTROLLERS_STILL_ON_REPOSITORIES = [
   'apps/server/src/analysis/call-analysis.controller.ts',
-  'apps/server/src/calls/calls.controller.ts',
-  'apps/server/src/phone-numbers/phone-numbers.controller.ts',
 ];
 // Test-only code and the dev-only CLIs that build stand-in models or run benchmarks.
 const TEST_CODE = ['test/**/*.ts', 'libs/testing/**/*.ts', '**/*.spec.ts', '**/*.e2e-spec.ts', '**/*.test-support.ts', 'apps/cli/src/bench/**/*.ts', 'apps/cli/src/models/build-stand-in-models.ts'];

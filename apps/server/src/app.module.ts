@@ -35,6 +35,7 @@ import { FirstRunController } from './console/first-run.controller';
 import { FirstRunSignInService } from './console/first-run-sign-in.service';
 import { LiveCallFeedService } from './calls/live-call-feed.service';
 import { CallsController } from './calls/calls.controller';
+import { CallRecordsService } from './calls/call-records.service';
 import { OutboundCallService } from './calls/outbound-call.service';
 import { OutboundCallsController } from './calls/outbound-calls.controller';
 import { OrganizationController } from './organization/organization.controller';
@@ -73,6 +74,7 @@ import { WebCallsController } from './web-calls/web-calls.controller';
 import { MediaStreamService } from './media/media-stream.service';
 import { MediaUpgradeVerifier } from './media/media-upgrade.verifier';
 import { PhoneNumbersController } from './phone-numbers/phone-numbers.controller';
+import { PhoneNumbersService } from './phone-numbers/phone-numbers.service';
 import { InboundCallService } from './twilio/inbound-call.service';
 import { TwilioSignatureGuard } from './twilio/twilio-signature.guard';
 import { TwilioWebhooksController } from './twilio/twilio-webhooks.controller';
@@ -178,6 +180,8 @@ export class AppModule {
         CostsService,
         OperatorOrganizationsService,
         OrganizationSettingsService,
+        PhoneNumbersService,
+        CallRecordsService,
         OutboundCallService,
         OutboundAnswerService,
         MediaUpgradeVerifier,
