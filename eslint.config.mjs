@@ -22,10 +22,6 @@ const CONTROLLER_PERSISTENCE_IMPORTS = {
   allowTypeImports: true,
   message: "A controller calls its module's service; the service talks to the repositories.",
 };
-// Controllers that still call repositories directly (issue 25): remove each as it moves to a service.
-const CONTROLLERS_STILL_ON_REPOSITORIES = [
-  'apps/server/src/analysis/call-analysis.controller.ts',
-];
 // Test-only code and the dev-only CLIs that build stand-in models or run benchmarks.
 const TEST_CODE = ['test/**/*.ts', 'libs/testing/**/*.ts', '**/*.spec.ts', '**/*.e2e-spec.ts', '**/*.test-support.ts', 'apps/cli/src/bench/**/*.ts', 'apps/cli/src/models/build-stand-in-models.ts'];
 
@@ -55,7 +51,6 @@ export default tseslint.config(
   { files: TEST_CODE, rules: restrictImports({ ...DEEP_LIB_IMPORTS, group: ['@switchboard/*/**'] }) },
   {
     files: ['apps/server/src/**/*.controller.ts'],
-    ignores: CONTROLLERS_STILL_ON_REPOSITORIES,
     rules: { '@typescript-eslint/no-restricted-imports': ['error', { patterns: [CONTROLLER_PERSISTENCE_IMPORTS] }] },
   },
   {

@@ -9,6 +9,7 @@ import { ConfigModule, type AppConfig } from '@switchboard/config';
 import { DatabaseModule } from '@switchboard/persistence';
 import { AgentEngines } from './agents/agent-engines';
 import { CallAnalysisController } from './analysis/call-analysis.controller';
+import { CallAnalysisRerunService } from './analysis/call-analysis-rerun.service';
 import { CallAnalysisRunner } from './analysis/call-analysis.runner';
 import { CallAnalysisWorker } from './analysis/call-analysis.worker';
 import { CampaignCallPlacer } from './campaigns/campaign-call-placer';
@@ -182,6 +183,7 @@ export class AppModule {
         OrganizationSettingsService,
         PhoneNumbersService,
         CallRecordsService,
+        CallAnalysisRerunService,
         OutboundCallService,
         OutboundAnswerService,
         MediaUpgradeVerifier,
