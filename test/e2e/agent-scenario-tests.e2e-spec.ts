@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sineTone } from '@switchboard/audio';
 import { AgentTestRepository } from '@switchboard/persistence';
-import { FakeOpenAiServer, type FakeChatReply, type RecordedRequest } from '@switchboard/testing';
+import { type FakeChatReply, FakeOpenAiServer, type RecordedRequest } from '@switchboard/testing';
 import { createOtherOrganizationKey, createRepositories, createTestPrisma } from '../support/database';
 import { openApiContract } from '../support/openapi-contract';
 import { eventually, startTestServer, type TestServer } from '../support/test-server';

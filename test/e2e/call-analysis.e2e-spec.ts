@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readWav, sineTone } from '@switchboard/audio';
-import { FakeOpenAiServer, type FakeChatReply, type RecordedRequest } from '@switchboard/testing';
+import { type FakeChatReply, FakeOpenAiServer, type RecordedRequest } from '@switchboard/testing';
 import { CallAnalysisWorker } from '../../apps/server/src/analysis/call-analysis.worker';
 import { bindAgent, dialAgent, fakePipelineEngines, speechFixture } from '../support/conversation-agents';
 import { storeSecret } from '../support/secrets';

@@ -1,5 +1,5 @@
 import { encodeMulaw, sineTone } from '@switchboard/audio';
-import type { CallResult } from '@switchboard/testing';
+import type { CallResult } from '@switchboard/simulated-caller';
 import { eventually, startTestServer, type TestServer } from '../support/test-server';
 
 /**

@@ -4,7 +4,7 @@ import { APP_CONFIG, type AppConfig } from '@switchboard/config';
 import { CallRecordingRepository } from '@switchboard/persistence';
 import { Client } from 'pg';
 import { decodeMulaw, readWav, wavHeader } from '@switchboard/audio';
-import { FakeOpenAiServer, type FakeChatReply, type RecordedRequest } from '@switchboard/testing';
+import { type FakeChatReply, FakeOpenAiServer, type RecordedRequest } from '@switchboard/testing';
 import { RecordingRetentionSweeper } from '../../apps/server/src/recordings/recording-retention.sweeper';
 import { bindAgent, dialAgent, fakePipelineEngines, lastUserMessage, speechFixture, toneSpeechFor } from '../support/conversation-agents';
 import { testDatabaseUrl } from '../support/database';

@@ -2,7 +2,8 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freeLoopbackPort, SimulatedTwilioCall } from '@switchboard/testing';
+import { SimulatedTwilioCall } from '@switchboard/simulated-caller';
+import { freeLoopbackPort } from '@switchboard/testing';
 import { ServerFromSource } from '../support/server-from-source';
 import { isProcessAlive } from '../support/processes';
 

@@ -16,7 +16,8 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readWav, sineTone, writeWav } from '@switchboard/audio';
-import { FakeOpenAiServer, FakeTwilioRestServer, freeLoopbackPort, SimulatedTwilioCall, type RecordedRequest } from '@switchboard/testing';
+import { SimulatedTwilioCall } from '@switchboard/simulated-caller';
+import { FakeOpenAiServer, FakeTwilioRestServer, freeLoopbackPort, type RecordedRequest } from '@switchboard/testing';
 import type { Browser, Page } from 'playwright-core';
 import { launchChromium } from '../support/chromium';
 import { speechFixture } from '../support/conversation-agents';

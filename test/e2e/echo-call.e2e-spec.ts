@@ -1,5 +1,5 @@
 import { bestLagSnr, decodeMulaw, encodeMulaw, sineTone } from '@switchboard/audio';
-import type { CallResult } from '@switchboard/testing';
+import type { CallResult } from '@switchboard/simulated-caller';
 import { startTestServer, eventually, type TestServer } from '../support/test-server';
 
 const SAMPLE_RATE = 8_000;

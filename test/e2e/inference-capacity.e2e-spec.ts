@@ -1,4 +1,5 @@
-import { FakeOpenAiServer, type SimulatedTwilioCall } from '@switchboard/testing';
+import type { SimulatedTwilioCall } from '@switchboard/simulated-caller';
+import { FakeOpenAiServer } from '@switchboard/testing';
 import type { CapacitySnapshot } from '../../apps/server/src/inference/capacity/compute-capacity';
 import { ALL_AGENTS_BUSY_MESSAGE } from '../../apps/server/src/twilio/inbound-call.service';
 import { bindAgent, callTo, fakePipelineEngines, toneSpeechFor } from '../support/conversation-agents';

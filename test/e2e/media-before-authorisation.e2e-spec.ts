@@ -1,7 +1,7 @@
 import { Client } from 'pg';
 import { decodeMulaw, encodeMulaw, snrDb, StreamingResampler } from '@switchboard/audio';
 import { ECHO_SAMPLE_RATE } from '@switchboard/conversation';
-import { SimulatedTwilioCall } from '@switchboard/testing';
+import { SimulatedTwilioCall } from '@switchboard/simulated-caller';
 import { testDatabaseUrl, uniqueCallSid } from '../support/database';
 import { eventually, startTestServer, type TestServer } from '../support/test-server';
 

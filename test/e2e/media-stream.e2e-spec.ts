@@ -1,4 +1,4 @@
-import { SimulatedTwilioCall, TwilioCallerError, type CloseInfo } from '@switchboard/testing';
+import { type CloseInfo, SimulatedTwilioCall, TwilioCallerError } from '@switchboard/simulated-caller';
 import { createTestPrisma, uniqueCallSid } from '../support/database';
 import { eventually, startTestServer, type TestServer } from '../support/test-server';
 

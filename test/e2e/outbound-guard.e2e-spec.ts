@@ -1,6 +1,5 @@
 import { sineTone } from '@switchboard/audio';
-import { FakeBusinessEndpoint } from '@switchboard/conversation/tools/business-endpoint.test-support';
-import { FakeOpenAiServer, type FakeChatReply, type RecordedRequest } from '@switchboard/testing';
+import { FakeBusinessEndpoint, type FakeChatReply, FakeOpenAiServer, type RecordedRequest } from '@switchboard/testing';
 import { WebhookSubscriptionRepository } from '@switchboard/persistence';
 import { bindAgent, dialAgent, speechFixture } from '../support/conversation-agents';
 import { createScratchDatabase, type ScratchDatabase } from '../support/database';

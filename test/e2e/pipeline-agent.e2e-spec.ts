@@ -1,7 +1,6 @@
 import { sample } from '../support/prometheus-text';
-import { FakeOpenAiServer, FakeTwilioRestServer, type FakeChatReply, type RecordedRequest } from '@switchboard/testing';
+import { FakeBusinessEndpoint, type FakeChatReply, FakeOpenAiServer, FakeTwilioRestServer, type RecordedRequest } from '@switchboard/testing';
 import { bindAgent, dialAgent, fakePipelineEngines, framesReceived, lastUserMessage, speechFixture, toneSpeechFor } from '../support/conversation-agents';
-import { FakeBusinessEndpoint } from '@switchboard/conversation/tools/business-endpoint.test-support';
 import { storeSecret, storeSigningSecret } from '../support/secrets';
 import { toolSignatureIsValid } from '../support/tool-signature';
 import { eventually, startTestServer, type TestServer } from '../support/test-server';

@@ -1,13 +1,6 @@
-import {
-  FakeRealtimeServer,
-  FakeTwilioRestServer,
-  waitForEvent,
-  type FakeRealtimeConnection,
-  type FakeResponseScript,
-  type SimulatedTwilioCall,
-} from '@switchboard/testing';
+import { type SimulatedTwilioCall, waitForEvent } from '@switchboard/simulated-caller';
+import { FakeBusinessEndpoint, type FakeRealtimeConnection, FakeRealtimeServer, type FakeResponseScript, FakeTwilioRestServer } from '@switchboard/testing';
 import { bindAgent, dialAgent, speechFixture } from '../support/conversation-agents';
-import { FakeBusinessEndpoint } from '@switchboard/conversation/tools/business-endpoint.test-support';
 import { storeSecret, storeSigningSecret } from '../support/secrets';
 import { toolSignatureIsValid } from '../support/tool-signature';
 import { eventually, startTestServer, type TestServer } from '../support/test-server';

@@ -1,7 +1,6 @@
 import { Writable } from 'node:stream';
 import { sineTone } from '@switchboard/audio';
-import { FakeBusinessEndpoint } from '@switchboard/conversation/tools/business-endpoint.test-support';
-import { FakeOpenAiServer, type FakeChatReply, type RecordedRequest } from '@switchboard/testing';
+import { FakeBusinessEndpoint, type FakeChatReply, FakeOpenAiServer, type RecordedRequest } from '@switchboard/testing';
 import { bindAgent, dialAgent, speechFixture } from '../support/conversation-agents';
 import { createOtherOrganizationKey, createRepositories, createTestPrisma } from '../support/database';
 import { storeSecret, storeSigningSecret } from '../support/secrets';

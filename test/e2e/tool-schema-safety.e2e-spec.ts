@@ -1,7 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { sineTone } from '@switchboard/audio';
-import { FakeBusinessEndpoint } from '@switchboard/conversation/tools/business-endpoint.test-support';
-import { FakeOpenAiServer, type FakeChatReply, type RecordedRequest } from '@switchboard/testing';
+import { FakeBusinessEndpoint, type FakeChatReply, FakeOpenAiServer, type RecordedRequest } from '@switchboard/testing';
 import { bindAgent, dialAgent, speechFixture } from '../support/conversation-agents';
 import { storeSecret, storeSigningSecret } from '../support/secrets';
 import { eventually, startTestServer, type TestServer } from '../support/test-server';

@@ -1,4 +1,4 @@
-import { computeTwilioSignature, SimulatedTwilioCall, TwilioCallerError } from '@switchboard/testing';
+import { computeTwilioSignature, SimulatedTwilioCall, TwilioCallerError } from '@switchboard/simulated-caller';
 import { createRepositories, createTestPrisma, uniqueCallSid, uniqueE164 } from '../support/database';
 import { startTestServer, type TestServer } from '../support/test-server';
 import { UNKNOWN_NUMBER_MESSAGE } from '../../apps/server/src/twilio/inbound-call.service';

@@ -1,5 +1,6 @@
 import { decodeMulaw, sineTone } from '@switchboard/audio';
-import { FakeOpenAiServer, FakeTwilioRestServer, parseTwiml, readTwimlProgram, type FakeCallUpdate, type RecordedRequest, type SimulatedTwilioCall } from '@switchboard/testing';
+import { parseTwiml, type SimulatedTwilioCall } from '@switchboard/simulated-caller';
+import { type FakeCallUpdate, FakeOpenAiServer, FakeTwilioRestServer, readTwimlProgram, type RecordedRequest } from '@switchboard/testing';
 import { bindAgent, callTo, dialAgent, speechFixture } from '../support/conversation-agents';
 import { storeSecret } from '../support/secrets';
 import { eventually, startTestServer, type TestServer } from '../support/test-server';

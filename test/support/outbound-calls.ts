@@ -1,4 +1,5 @@
-import { computeTwilioSignature, SimulatedTwilioCall, type FakeTwilioRestServer } from '@switchboard/testing';
+import { computeTwilioSignature, SimulatedTwilioCall } from '@switchboard/simulated-caller';
+import type { FakeTwilioRestServer } from '@switchboard/testing';
 import { uniqueE164 } from './database';
 import type { TenantTwilioAccount } from './tenant-twilio';
 import type { TestServer } from './test-server';

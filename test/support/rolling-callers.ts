@@ -1,5 +1,5 @@
 import { decodeMulaw, encodeMulaw, sineTone } from '@switchboard/audio';
-import { SimulatedTwilioCall, type CallResult } from '@switchboard/testing';
+import { type CallResult, SimulatedTwilioCall } from '@switchboard/simulated-caller';
 
 /** One call a caller slot placed, as the caller lived it. */
 export interface PlacedCall {

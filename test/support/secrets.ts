@@ -1,4 +1,4 @@
-import { generateSigningSecret } from '@switchboard/conversation/tools/webhook-signature';
+import { generateSigningSecret } from '@switchboard/conversation';
 import type { TestServer } from './test-server';
 
 /**

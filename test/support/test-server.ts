@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { loadAppConfig } from '@switchboard/config';
-import { placeCall, type CallResult, type PlaceCallOptions } from '@switchboard/testing';
+import { type CallResult, placeCall, type PlaceCallOptions } from '@switchboard/simulated-caller';
 import type { DestinationStream } from 'pino';
 import { createServerApp } from '../../apps/server/src/server-app';
 import { testDatabaseUrl, uniqueE164 } from './database';

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readWav } from '@switchboard/audio';
-import type { SimulatedTwilioCall } from '@switchboard/testing';
+import type { SimulatedTwilioCall } from '@switchboard/simulated-caller';
 import { bindAgent, callTo, speechFixture } from './conversation-agents';
 import type { TestServer } from './test-server';
 import { WebCallClient } from './web-call-client';

@@ -5,6 +5,9 @@
  */
 import { writeFileSync } from 'node:fs';
 import { relative } from 'node:path';
+// `npm run build:wasm` runs under plain ts-node (no path aliases) and generates the kernel module the
+// audio lib's entry point loads, so it reaches the builder by path.
+// eslint-disable-next-line no-restricted-imports
 import { compileFirSimd, FIR_SIMD_MODULE_PATH, renderFirSimdModule } from '../../../libs/audio/src/resampler/kernels/fir-simd-build';
 
 async function main(): Promise<void> {

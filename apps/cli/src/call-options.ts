@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { defaultPublicBaseUrl } from '@switchboard/config';
-import type { DtmfPress } from '@switchboard/testing';
+import type { DtmfPress } from '@switchboard/simulated-caller';
 
 /** Everything `npm run call` needs, resolved from flags first, then the environment. */
 export interface CallCommandOptions {

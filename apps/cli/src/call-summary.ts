@@ -1,4 +1,4 @@
-import type { CallResult } from '@switchboard/testing';
+import type { CallResult } from '@switchboard/simulated-caller';
 
 /** Formats the latency summary as a two-column table for the terminal. */
 export function formatCallSummary(result: CallResult): string {

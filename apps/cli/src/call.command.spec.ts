@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readWav, writeWav } from '@switchboard/audio';
-import { LoopbackMediaServer } from '@switchboard/testing/twilio-caller/loopback-media-server';
+import { LoopbackMediaServer } from '@switchboard/testing';
 import { runCallCommand } from './call.command';
 
 // Runs the real command against a loopback server over real sockets, in real time (~0.5 s a call).

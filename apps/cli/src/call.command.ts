@@ -1,6 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import { writeWav } from '@switchboard/audio';
-import { CallResult, SimulatedTwilioCall, TwilioCallerError, placeCall } from '@switchboard/testing';
+import { CallResult, placeCall, SimulatedTwilioCall, TwilioCallerError } from '@switchboard/simulated-caller';
 import { CallAudioInputError, CallerAudio, LINE_SAMPLE_RATE, loadCallerAudio } from './call-audio-input';
 import { CALL_USAGE, CallCommandOptions, CallUsageError, parseCallCommand } from './call-options';
 import { formatCallSummary } from './call-summary';

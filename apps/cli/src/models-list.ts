@@ -1,4 +1,4 @@
-import type { ModelStatus } from '@switchboard/inference/models';
+import type { ModelStatus } from '@switchboard/inference';
 import { formatBytes } from './models-progress';
 
 function stateText(status: ModelStatus): string {

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { DEFAULT_HF_ENDPOINT, isValidModelName } from '@switchboard/inference/models';
+import { DEFAULT_HF_ENDPOINT, isValidModelName } from '@switchboard/inference';
 
 export type ModelsCommand =
   | { kind: 'help' }

@@ -1,5 +1,5 @@
 import { Presets, SingleBar } from 'cli-progress';
-import type { ChecksumSource, PullEvent } from '@switchboard/inference/models';
+import type { ChecksumSource, PullEvent } from '@switchboard/inference';
 
 export interface ProgressOutput {
   /** One finished line (logs, non-TTY output). */

@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { HubFileServer, type HubFixtureFile } from '@switchboard/testing/models';
+import { HubFileServer, type HubFixtureFile } from '@switchboard/testing';
 import { runModelsCommand } from './models.command';
 
 // The real command, with the real catalog entry for whisper-tiny.en, pulling from a fake Hub on

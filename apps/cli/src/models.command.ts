@@ -6,7 +6,7 @@ import {
   ModelRegistry,
   describeModelFeatures,
   pullModel,
-} from '@switchboard/inference/models';
+} from '@switchboard/inference';
 import { formatModelTable } from './models-list';
 import { MODELS_USAGE, type ModelsCommand, type ModelsSettings, ModelsUsageError, parseModelsCommand } from './models-options';
 import { createPullProgress, formatBytes } from './models-progress';

@@ -1,6 +1,6 @@
 import { NestFactory } from '@nestjs/core';
 import { loadAppConfig, type AppConfig } from '@switchboard/config';
-import { generateSigningSecret } from '@switchboard/conversation/tools/webhook-signature';
+import { generateSigningSecret } from '@switchboard/conversation';
 import { DatabaseModule, OrganizationRepository, OrganizationSecretRepository, TwilioAccountRepository } from '@switchboard/persistence';
 import { reseal, SECRET_NAME_PATTERN, type SecretKeyRing } from '@switchboard/secrets';
 import { DEFAULT_ORGANIZATION_NAME } from '../../server/src/bootstrap/bootstrap.service';

@@ -9,6 +9,7 @@ import { ConfigModule, type AppConfig } from '@switchboard/config';
 import { DatabaseModule } from '@switchboard/persistence';
 import { AgentEngines } from './agents/agent-engines';
 import { CallAnalysisController } from './analysis/call-analysis.controller';
+import { CallAnalysisRerunService } from './analysis/call-analysis-rerun.service';
 import { CallAnalysisRunner } from './analysis/call-analysis.runner';
 import { CallAnalysisWorker } from './analysis/call-analysis.worker';
 import { CampaignCallPlacer } from './campaigns/campaign-call-placer';
@@ -24,7 +25,9 @@ import { RecordingLinksController } from './recordings/recording-links.controlle
 import { RecordingRetentionSweeper } from './recordings/recording-retention.sweeper';
 import { RecordingStores } from './recordings/recording-stores';
 import { AgentsController } from './agents-api/agents.controller';
+import { AgentsService } from './agents-api/agents.service';
 import { ApiKeysController } from './api-keys/api-keys.controller';
+import { ApiKeysService } from './api-keys/api-keys.service';
 import { ApiKeyGuard } from './auth/api-key.guard';
 import { ApiKeyRateLimiter } from './auth/api-key-rate-limiter';
 import { rateLimitStoreProvider } from './auth/rate-limit/rate-limit-store.provider';
@@ -33,15 +36,20 @@ import { FirstRunController } from './console/first-run.controller';
 import { FirstRunSignInService } from './console/first-run-sign-in.service';
 import { LiveCallFeedService } from './calls/live-call-feed.service';
 import { CallsController } from './calls/calls.controller';
+import { CallRecordsService } from './calls/call-records.service';
 import { OutboundCallService } from './calls/outbound-call.service';
 import { OutboundCallsController } from './calls/outbound-calls.controller';
 import { OrganizationController } from './organization/organization.controller';
+import { OrganizationSettingsService } from './organization/organization-settings.service';
 import { OrganizationsController } from './organization/organizations.controller';
+import { OperatorOrganizationsService } from './organization/operator-organizations.service';
 import { OperatorKeyGuard } from './auth/operator-key.guard';
 import { CallUsageRegistry } from './usage/call-usage-registry';
 import { CostsController } from './costs/costs.controller';
+import { CostsService } from './costs/costs.service';
 import { PersistenceErrorFilter } from './common/persistence-error.filter';
 import { HealthController } from './health/health.controller';
+import { DatabaseReadiness } from './health/database-readiness.service';
 import { InferenceCapacityService } from './inference/capacity/inference-capacity.service';
 import { InferenceService } from './inference/inference.service';
 import { TwilioRestClientFactory } from './telephony-control/twilio-rest-client.factory';
@@ -69,12 +77,15 @@ import { CallRuntimes } from './call-runtime/call-runtimes.service';
 import { LiveCalls } from './call-runtime/live-calls';
 import { MediaUpgradeVerifier } from './media/media-upgrade.verifier';
 import { PhoneNumbersController } from './phone-numbers/phone-numbers.controller';
+import { PhoneNumbersService } from './phone-numbers/phone-numbers.service';
 import { InboundCallService } from './twilio/inbound-call.service';
 import { TwilioSignatureGuard } from './twilio/twilio-signature.guard';
 import { TwilioWebhooksController } from './twilio/twilio-webhooks.controller';
+import { CallCallbacksService } from './twilio/call-callbacks.service';
 import { WebhookDeliveriesController } from './webhooks/webhook-deliveries.controller';
 import { WebhookDeliveryWorker } from './webhooks/webhook-delivery.worker';
 import { WebhookSubscriptionsController } from './webhooks/webhook-subscriptions.controller';
+import { WebhooksService } from './webhooks/webhooks.service';
 import { OutboundAnswerService } from './twilio/outbound-answer.service';
 import { OutboundCallWebhooksController } from './twilio/outbound-call-webhooks.controller';
 import { AgentConfigValidator } from './agents-api/agent-config-validation';
@@ -164,6 +175,17 @@ export class AppModule {
         TwilioSignatureGuard,
         InboundCallService,
         WebhookDeliveryWorker,
+        WebhooksService,
+        DatabaseReadiness,
+        ApiKeysService,
+        CallCallbacksService,
+        AgentsService,
+        CostsService,
+        OperatorOrganizationsService,
+        OrganizationSettingsService,
+        PhoneNumbersService,
+        CallRecordsService,
+        CallAnalysisRerunService,
         OutboundCallService,
         OutboundAnswerService,
         MediaUpgradeVerifier,

@@ -2,7 +2,7 @@ import type { HostResolver } from './host-resolution';
 import { OutboundRequestRefused, OutboundTimeoutError, ResponseTooLargeError } from './outbound-errors';
 import { OutboundGuard } from './outbound-guard';
 import type { OutboundResponse } from './outbound-response';
-import { delay, startLocalHttpServer, type LocalHttpServer } from './testing/local-http-server';
+import { delay, type LocalHttpServer, startLocalHttpServer } from '@switchboard/testing';
 
 /** Fails the test if anything asks it: these requests are all to IP literals. */
 const noResolver: HostResolver = (host) => Promise.reject(new Error(`unexpected resolution of ${host}`));

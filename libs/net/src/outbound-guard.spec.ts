@@ -2,7 +2,7 @@ import { fetch as undiciFetch } from 'undici';
 import type { HostResolver } from './host-resolution';
 import { OutboundRequestRefused, OutboundTimeoutError, outboundRefusalOf } from './outbound-errors';
 import { OutboundGuard } from './outbound-guard';
-import { delay, startLocalHttpServer, type LocalHttpServer } from './testing/local-http-server';
+import { delay, type LocalHttpServer, startLocalHttpServer } from '@switchboard/testing';
 
 // Only loopback exists here, and only loopback is ever dialled: host names below are answered by
 // injected resolvers, never by DNS.

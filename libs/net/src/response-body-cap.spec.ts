@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http';
 import { ResponseTooLargeError } from './outbound-errors';
 import { OutboundGuard } from './outbound-guard';
 import { capResponseBody, readBodyCapped } from './response-body-cap';
-import { delay, startLocalHttpServer, type LocalHttpServer } from './testing/local-http-server';
+import { delay, type LocalHttpServer, startLocalHttpServer } from '@switchboard/testing';
 
 const KiB = 1024;
 const MiB = 1024 * KiB;

@@ -8,8 +8,7 @@
  *  - the real-time factor (compute seconds per second of audio) where the item is audio.
  */
 import { performance } from 'node:perf_hooks';
-import type { TensorData } from '@switchboard/inference/contracts';
-import type { BatchRecord, OnnxInferenceRuntime } from '@switchboard/inference/runtime';
+import type { BatchRecord, OnnxInferenceRuntime, TensorData } from '@switchboard/inference';
 import { percentile } from './inference-bench-stats';
 import type { BenchStage } from './gpu-bench-stages';
 

@@ -16,12 +16,18 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ModelHandle, ModelLoadSpec, ModelRunResult, ModelSequence, TensorData } from '@switchboard/inference/contracts';
-import { whisperDecoderBatching } from '@switchboard/inference/asr/local';
-import { llmStepBatching } from '@switchboard/inference/llm/local';
-import { variantPath } from '@switchboard/inference/runtime/model-precision';
-import { INT8_STAND_INS, standInModelPaths, type StandInModelName } from '@switchboard/inference/stand-in-models';
-import { defaultSileroModelPath } from '@switchboard/inference/vad';
+import {
+  defaultSileroModelPath,
+  llmStepBatching,
+  type ModelHandle,
+  type ModelLoadSpec,
+  type ModelRunResult,
+  type ModelSequence,
+  type TensorData,
+  variantPath,
+  whisperDecoderBatching,
+} from '@switchboard/inference';
+import { INT8_STAND_INS, type StandInModelName, standInModelPaths } from '@switchboard/testing';
 import type { GpuBenchModel } from './gpu-bench-args';
 
 export interface Lane {

@@ -11,10 +11,15 @@
  */
 import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { createInferenceRuntime, type BatchRecord, type InferenceRuntimeOptions, type OnnxInferenceRuntime } from '@switchboard/inference/runtime';
+import {
+  type BatchRecord,
+  createInferenceRuntime,
+  type InferenceRuntimeOptions,
+  type OnnxInferenceRuntime,
+  SILERO_MODEL_NAME,
+} from '@switchboard/inference';
 import { relative, sep } from 'node:path';
-import { buildStandInModels, standInModelPaths } from '@switchboard/inference/stand-in-models';
-import { SILERO_MODEL_NAME } from '@switchboard/inference/vad';
+import { buildStandInModels, standInModelPaths } from '@switchboard/testing';
 import { GPU_BENCH_USAGE, parseGpuBenchArgs, UsageError, type GpuBenchArgs, type GpuBenchModel } from './gpu-bench-args';
 import { DEFAULT_CALL_MODEL, type CallModel } from './gpu-bench-capacity';
 import { measureStage } from './gpu-bench-measure';

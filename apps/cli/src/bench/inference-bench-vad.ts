@@ -5,8 +5,13 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { concatPcm16, decodeMulaw } from '@switchboard/audio';
-import { createInferenceRuntime, type BatchRecord, type OnnxInferenceRuntime } from '@switchboard/inference/runtime';
-import { SileroVad, type SileroVadStream } from '@switchboard/inference/vad';
+import {
+  type BatchRecord,
+  createInferenceRuntime,
+  type OnnxInferenceRuntime,
+  SileroVad,
+  type SileroVadStream,
+} from '@switchboard/inference';
 
 export const CHUNK_SAMPLES = 256;
 export const CHUNK_MS = 32;

@@ -12,7 +12,7 @@
  * --device cuda (or webgpu) runs on that execution provider, and fails with the reason where there is none.
  */
 import { cpus, loadavg } from 'node:os';
-import { EngineError } from '@switchboard/inference/contracts';
+import { EngineError } from '@switchboard/inference';
 import { findCapacity, type CapacityResult } from './inference-bench-capacity';
 import { measureBatchCost, type BatchCost } from './inference-bench-cost';
 import { measureSchedulerDelay, type SchedulerDelay } from './inference-bench-delay';

@@ -1,7 +1,7 @@
 import { readdir, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { buildStandInModels, STAND_IN_MODEL_NAMES, type StandInModelName, type StandInSize } from '@switchboard/inference/stand-in-models';
+import { buildStandInModels, STAND_IN_MODEL_NAMES, type StandInModelName, type StandInSize } from '@switchboard/testing';
 
 /**
  * `npm run models:stand-ins -- [--out DIR] [--size small|realistic] [--models whisper,kokoro,piper,smart-turn,llm]`

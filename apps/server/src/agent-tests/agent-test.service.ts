@@ -1,5 +1,5 @@
 import { BadRequestException, ConflictException, HttpException, HttpStatus, Injectable, NotFoundException } from '@nestjs/common';
-import { compileToolSchema } from '@switchboard/conversation/tools/tool-schema';
+import { compileToolSchema } from '@switchboard/conversation';
 import { AgentRepository, AgentTestRepository, type AgentTestRunRecord, type AgentTestSuiteRecord, type InputJsonValue } from '@switchboard/persistence';
 import { agentNotFound } from '../agents-api/agent-responses';
 import { AgentTestRunner } from './agent-test-runner';

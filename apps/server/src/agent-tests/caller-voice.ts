@@ -1,5 +1,5 @@
 import { concatPcm16, monoAtRate, readWav, resampleWhole } from '@switchboard/audio';
-import { FliteTts } from '@switchboard/inference/tts/flite';
+import { FliteTts } from '@switchboard/inference';
 import { WEB_CALL_AUDIO } from '../web-calls/web-call-protocol';
 import type { CallerTurn } from './scenario-suite.schema';
 

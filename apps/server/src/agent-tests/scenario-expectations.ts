@@ -1,4 +1,4 @@
-import { compileToolSchema } from '@switchboard/conversation/tools/tool-schema';
+import { compileToolSchema } from '@switchboard/conversation';
 import type { CallDetail } from '@switchboard/persistence';
 import type { CallerTurn, TurnExpectations } from './scenario-suite.schema';
 

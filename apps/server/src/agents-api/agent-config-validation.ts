@@ -1,7 +1,11 @@
 import { BadRequestException, Injectable } from '@nestjs/common';
-import { AgentConfigError, parseAgentConfig, type AgentConfig } from '@switchboard/conversation';
-import { compileToolSchema } from '@switchboard/conversation/tools/tool-schema';
-import { isStandardWebhooksSecret } from '@switchboard/conversation/tools/webhook-signature';
+import {
+  type AgentConfig,
+  AgentConfigError,
+  compileToolSchema,
+  isStandardWebhooksSecret,
+  parseAgentConfig,
+} from '@switchboard/conversation';
 import { TenantOutbound } from '../outbound/outbound-guard.provider';
 import { SecretsService } from '../secrets/secrets.service';
 

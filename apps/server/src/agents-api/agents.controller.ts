@@ -1,13 +1,10 @@
-import { isDeepStrictEqual } from 'node:util';
 import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Param, Patch, Post, Query, UseGuards } from '@nestjs/common';
 import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
-import { AgentRepository, type InputJsonValue } from '@switchboard/persistence';
 import { ApiKeyGuard, type ApiPrincipal } from '../auth/api-key.guard';
 import { Principal } from '../auth/principal.decorator';
 import { RequireScope } from '../auth/require-scope.decorator';
 import { ZodValidationPipe } from '../common/zod-validation.pipe';
 import { ApiErrors, ApiKeyAuthenticated } from '../openapi/api-schemas';
-import { AgentConfigValidator } from './agent-config-validation';
 import {
   agentIdParam,
   configVersionParam,
@@ -21,6 +18,7 @@ import {
 import { agentConfigJsonSchema } from './agent-config-json-schema';
 import { AgentConfigJsonSchemaDto, AgentConfigVersionDto, AgentDto, AgentPageDto } from './agent-responses.schema';
 import { agentNotFound, agentSummary, agentWithConfig } from './agent-responses';
+import { AgentsService } from './agents.service';
 
 /**
  * Agents of the API key's organization. Every config change is a new, immutable version, so a
@@ -31,23 +29,14 @@ import { agentNotFound, agentSummary, agentWithConfig } from './agent-responses'
 @Controller('v1/agents')
 @UseGuards(ApiKeyGuard)
 export class AgentsController {
-  constructor(
-    private readonly agents: AgentRepository,
-    private readonly configs: AgentConfigValidator,
-  ) {}
+  constructor(private readonly agents: AgentsService) {}
 
   @Post()
   @RequireScope('admin')
   @ApiCreatedResponse({ type: AgentDto, description: 'The agent with its config (version 1), defaults filled in.' })
   @ApiErrors(400, 403)
   async create(@Principal() principal: ApiPrincipal, @Body(new ZodValidationPipe(createAgentBody)) body: CreateAgentBodyDto) {
-    const config = await this.configs.validate(principal.organizationId, body.config);
-    const agent = await this.agents.create({
-      organizationId: principal.organizationId,
-      name: body.name,
-      engine: body.engine,
-      config: config as InputJsonValue,
-    });
+    const { agent, config } = await this.agents.create(principal.organizationId, body.name, body.engine, body.config);
     return agentWithConfig(agent, { version: agent.currentVersion, config });
   }
 
@@ -75,11 +64,9 @@ export class AgentsController {
   @ApiOkResponse({ type: AgentDto })
   @ApiErrors(404)
   async detail(@Principal() principal: ApiPrincipal, @Param('id', new ZodValidationPipe(agentIdParam)) id: string) {
-    const agent = await this.agents.findById(principal.organizationId, id);
-    if (!agent) throw agentNotFound(id);
-    const snapshot = await this.agents.configVersion(id, agent.currentVersion);
-    if (!snapshot) throw agentNotFound(id);
-    return agentWithConfig(agent, snapshot);
+    const found = await this.agents.withCurrentConfig(principal.organizationId, id);
+    if (!found) throw agentNotFound(id);
+    return agentWithConfig(found.agent, found.snapshot);
   }
 
   @Get(':id/versions/:version')
@@ -90,10 +77,8 @@ export class AgentsController {
     @Param('id', new ZodValidationPipe(agentIdParam)) id: string,
     @Param('version', new ZodValidationPipe(configVersionParam)) version: number,
   ) {
-    // Ownership first: config versions are keyed by agent only.
-    const agent = await this.agents.findById(principal.organizationId, id);
+    const { agent, snapshot } = await this.agents.configVersion(principal.organizationId, id, version);
     if (!agent) throw agentNotFound(id);
-    const snapshot = await this.agents.configVersion(id, version);
     if (!snapshot) throw agentNotFound(`${id} version ${version}`);
     return { agentId: id, version: snapshot.version, config: snapshot.config };
   }
@@ -107,21 +92,7 @@ export class AgentsController {
     @Param('id', new ZodValidationPipe(agentIdParam)) id: string,
     @Body(new ZodValidationPipe(updateAgentBody)) body: UpdateAgentBodyDto,
   ) {
-    const { organizationId } = principal;
-    // Validate before writing anything, so a bad config does not leave a half-applied rename.
-    const config = body.config === undefined ? undefined : await this.configs.validate(organizationId, body.config);
-    const agent = await this.agents.findById(organizationId, id);
-    if (!agent) throw agentNotFound(id);
-    if (body.name !== undefined && body.name !== agent.name) {
-      if (!(await this.agents.rename(organizationId, id, body.name))) throw agentNotFound(id);
-    }
-    if (config !== undefined) {
-      const current = await this.agents.configVersion(id, agent.currentVersion);
-      // Re-sending the same config (e.g. a client saving a form unchanged) is not a new version.
-      if (!current || !isDeepStrictEqual(current.config, config)) {
-        if (!(await this.agents.updateConfig(organizationId, id, config as InputJsonValue))) throw agentNotFound(id);
-      }
-    }
+    if (!(await this.agents.update(principal.organizationId, id, { name: body.name, rawConfig: body.config }))) throw agentNotFound(id);
     return this.detail(principal, id);
   }
 

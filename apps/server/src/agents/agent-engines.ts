@@ -1,14 +1,22 @@
 import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '@switchboard/config';
-import { EchoAgentEngine, PipelineAgentEngine, RealtimeAgentEngine, type AgentCallContext, type AgentConfig, type AgentEngine, type ToolRunner } from '@switchboard/conversation';
-import { createToolRunner } from '@switchboard/conversation/tools/agent-tool-runner';
-import { ToolSchemaCache } from '@switchboard/conversation/tools/tool-schema';
+import {
+  type AgentCallContext,
+  type AgentConfig,
+  type AgentEngine,
+  createToolRunner,
+  EchoAgentEngine,
+  PipelineAgentEngine,
+  RealtimeAgentEngine,
+  type ToolRunner,
+  ToolSchemaCache,
+} from '@switchboard/conversation';
 import { InferenceService } from '../inference/inference.service';
 import { TenantOutbound } from '../outbound/outbound-guard.provider';
 import { SecretsService } from '../secrets/secrets.service';
 import { EngineCredentials } from './engine-credentials';
 import { ServerPipelineEngines } from './server-pipeline-engines';
-import type { LlmEngine } from '@switchboard/inference/llm';
+import type { LlmEngine } from '@switchboard/inference';
 import { ServerRealtimeEngines } from './server-realtime-engines';
 import { CallUsageRegistry } from '../usage/call-usage-registry';
 import { EngineErrorMetrics } from '../metrics/engine-error-metrics';

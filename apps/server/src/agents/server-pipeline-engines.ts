@@ -1,19 +1,30 @@
-import type { AgentConfig, EngineCallContext, PipelineEngineResolver, PipelineEngines } from '@switchboard/conversation';
-import { OPENAI_DEFAULT_BASE_URL } from '@switchboard/conversation/config/secret-reference';
-import type { AsrEngine } from '@switchboard/inference/asr/asr-engine';
-import { LocalWhisperAsr } from '@switchboard/inference/asr/local';
-import { OpenAiTranscriptionAsr } from '@switchboard/inference/asr/remote';
-import { OpenAiChatLlm, type LlmEngine } from '@switchboard/inference/llm';
-import { LocalOnnxLlm } from '@switchboard/inference/llm/local';
-import type { InferenceRuntime } from '@switchboard/inference/contracts';
-import { FliteTts } from '@switchboard/inference/tts/flite';
-import { EspeakProcessPhonemizer, KokoroTts, PiperTts } from '@switchboard/inference/tts/local';
-import { OpenAiSpeechTts } from '@switchboard/inference/tts/remote';
-import type { TtsEngine } from '@switchboard/inference/tts/tts-engine';
-import { SmartTurnClassifier } from '@switchboard/inference/turn-model';
-import { SileroVad, type VadStream } from '@switchboard/inference/vad';
-import type { ModelRegistry } from '@switchboard/inference/models';
-import { modelFolder } from '@switchboard/inference/models/model-paths';
+import {
+  type AgentConfig,
+  type EngineCallContext,
+  OPENAI_DEFAULT_BASE_URL,
+  type PipelineEngineResolver,
+  type PipelineEngines,
+} from '@switchboard/conversation';
+import {
+  type AsrEngine,
+  EspeakProcessPhonemizer,
+  FliteTts,
+  type InferenceRuntime,
+  KokoroTts,
+  type LlmEngine,
+  LocalOnnxLlm,
+  LocalWhisperAsr,
+  modelFolder,
+  type ModelRegistry,
+  OpenAiChatLlm,
+  OpenAiSpeechTts,
+  OpenAiTranscriptionAsr,
+  PiperTts,
+  SileroVad,
+  SmartTurnClassifier,
+  type TtsEngine,
+  type VadStream,
+} from '@switchboard/inference';
 import type { TenantOutbound } from '../outbound/outbound-guard.provider';
 import { EngineCache } from './remote-engine-settings';
 import { EngineConfigError, type EngineCredentials, type EngineKey } from './engine-credentials';

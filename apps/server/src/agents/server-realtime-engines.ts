@@ -1,5 +1,5 @@
 import type { AgentConfig, EngineCallContext } from '@switchboard/conversation';
-import { OpenAiRealtimeEngine, type SpeechToSpeechEngine } from '@switchboard/inference/speech-to-speech';
+import { OpenAiRealtimeEngine, type SpeechToSpeechEngine } from '@switchboard/inference';
 import type { OutboundGuard } from '@switchboard/net';
 import { EngineCache } from './remote-engine-settings';
 import { EngineConfigError, type EngineCredentials } from './engine-credentials';

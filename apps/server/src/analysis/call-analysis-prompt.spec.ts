@@ -1,5 +1,4 @@
-import { AnalysisConfigSchema } from '@switchboard/conversation';
-import { compileToolSchema } from '@switchboard/conversation/tools/tool-schema';
+import { AnalysisConfigSchema, compileToolSchema } from '@switchboard/conversation';
 import { analysisMessages, correctionMessages, MAX_TRANSCRIPT_CHARS, readAnswer } from './call-analysis-prompt';
 
 const schema = { type: 'object', properties: { intent: { type: 'string', enum: ['hours', 'order'] }, orderId: { type: 'string', pattern: '^[0-9]{4}$' } }, required: ['intent'], additionalProperties: false };

@@ -1,6 +1,5 @@
-import type { AnalysisConfig } from '@switchboard/conversation';
-import type { ArgumentValidator } from '@switchboard/conversation/tools/tool-arguments';
-import type { ChatMessage } from '@switchboard/inference/llm';
+import type { AnalysisConfig, ArgumentValidator } from '@switchboard/conversation';
+import type { ChatMessage } from '@switchboard/inference';
 import type { JsonValue } from '@switchboard/persistence';
 
 /** The conversation as the analysis reads it (from the call's stored records). */

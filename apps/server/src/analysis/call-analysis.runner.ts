@@ -1,8 +1,12 @@
 import { Injectable } from '@nestjs/common';
-import { AnalysisConfigSchema, type AnalysisConfig } from '@switchboard/conversation';
-import { compileToolSchema, describeSchemaProblems } from '@switchboard/conversation/tools/tool-schema';
-import type { ArgumentValidator } from '@switchboard/conversation/tools/tool-arguments';
-import type { ChatMessage, LlmEngine } from '@switchboard/inference/llm';
+import {
+  type AnalysisConfig,
+  AnalysisConfigSchema,
+  type ArgumentValidator,
+  compileToolSchema,
+  describeSchemaProblems,
+} from '@switchboard/conversation';
+import type { ChatMessage, LlmEngine } from '@switchboard/inference';
 import { CallRepository, type AnalysisResult, type ClaimedAnalysis } from '@switchboard/persistence';
 import { AgentEngines } from '../agents/agent-engines';
 import { analysisMessages, correctionMessages, readAnswer, type ReadAnswer } from './call-analysis-prompt';

@@ -1,13 +1,13 @@
 import { Body, Controller, Delete, Get, HttpCode, HttpStatus, NotFoundException, Param, Post, UseGuards } from '@nestjs/common';
 import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
-import { ApiKeyRepository, type ApiKeyRecord } from '@switchboard/persistence';
+import type { ApiKeyRecord } from '@switchboard/persistence';
 import { ApiKeyGuard, type ApiPrincipal } from '../auth/api-key.guard';
 import { Principal } from '../auth/principal.decorator';
 import { RequireScope } from '../auth/require-scope.decorator';
 import { ZodValidationPipe } from '../common/zod-validation.pipe';
 import { ApiErrors, ApiKeyAuthenticated } from '../openapi/api-schemas';
-import { generateApiKey } from './api-key-secret';
 import { ApiKeyListDto, apiKeyIdParam, CurrentApiKeyDto, createApiKeyBody, CreateApiKeyBodyDto, CreatedApiKeyDto } from './api-key-requests.schema';
+import { ApiKeysService } from './api-keys.service';
 
 /**
  * API keys of the caller's organization. The raw key is in the create response only; afterwards
@@ -19,15 +19,14 @@ import { ApiKeyListDto, apiKeyIdParam, CurrentApiKeyDto, createApiKeyBody, Creat
 @Controller('v1/api-keys')
 @UseGuards(ApiKeyGuard)
 export class ApiKeysController {
-  constructor(private readonly apiKeys: ApiKeyRepository) {}
+  constructor(private readonly apiKeys: ApiKeysService) {}
 
   @Post()
   @RequireScope('admin')
   @ApiCreatedResponse({ type: CreatedApiKeyDto })
   @ApiErrors(400, 403)
   async create(@Principal() principal: ApiPrincipal, @Body(new ZodValidationPipe(createApiKeyBody)) body: CreateApiKeyBodyDto) {
-    const { rawKey, prefix } = generateApiKey();
-    const record = await this.apiKeys.create({ organizationId: principal.organizationId, name: body.name, rawKey, prefix, scopes: body.scopes });
+    const { record, rawKey } = await this.apiKeys.create(principal.organizationId, body.name, body.scopes);
     return { ...apiKeyView(record), key: rawKey };
   }
 

@@ -1,5 +1,5 @@
 import { parseAgentConfig } from '@switchboard/conversation';
-import type { ModelStatus } from '@switchboard/inference/models';
+import type { ModelStatus } from '@switchboard/inference';
 import { planStarterAgent, STARTER_ASR_PULL_COMMAND, starterEngineSources } from './starter-agents';
 
 const status = (name: string, task: ModelStatus['task'], state: ModelStatus['state'], kind: ModelStatus['kind'] = 'hub'): ModelStatus => ({ name, task, kind, optional: true, state });

@@ -1,4 +1,4 @@
-import type { ModelStatus } from '@switchboard/inference/models';
+import type { ModelStatus } from '@switchboard/inference';
 
 /**
  * The pipeline agent a newcomer gets next to the echo agent, so the first "Talk" in the console can

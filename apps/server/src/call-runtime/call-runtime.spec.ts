@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { AgentAudioOutput, AgentCallContext, AgentEngine, AgentSession, ConversationRecorder } from '@switchboard/conversation';
 import type { StreamClaim } from '@switchboard/persistence';
-import { FakeTwilio } from '@switchboard/telephony/session/media-stream-session.test-support';
+import { FakeTwilio } from '@switchboard/testing';
 import type { PinoLogger } from 'nestjs-pino';
 import type { WebSocket } from 'ws';
 import { TwilioMediaStreamTransport } from '../media/twilio-media-stream-transport';

@@ -1,49 +1,19 @@
 import { Controller, Get, Param, Query, Res, UseGuards } from '@nestjs/common';
 import { ApiOkResponse, ApiProduces, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
-import { CALL_DIRECTIONS, CallAnalysisRepository, CallRepository, CostRepository, TWILIO_CALL_STATUSES } from '@switchboard/persistence';
 import { callAnalysisView } from '../analysis/call-analysis-view';
-import { z } from 'zod';
 import { ApiKeyGuard, type ApiPrincipal } from '../auth/api-key.guard';
 import { Principal } from '../auth/principal.decorator';
-import { isoTimestamp } from '../common/query-timestamps';
 import { ZodValidationPipe } from '../common/zod-validation.pipe';
-import { ApiErrors, ApiKeyAuthenticated, createApiDto } from '../openapi/api-schemas';
+import { ApiErrors, ApiKeyAuthenticated } from '../openapi/api-schemas';
+import { CallRecordsService } from './call-records.service';
+import { listCallsQuery, ListCallsQueryDto } from './call-requests.schema';
 import { CallDetailDto, CallPageDto } from './call-responses.schema';
 import { callNotFound } from './outbound-call-errors';
 import { callIdParam } from './outbound-call-requests.schema';
 import { callCostView } from '../costs/cost-responses.schema';
 import { LIVE_FEED_MAX_MS, LiveCallFeedService } from './live-call-feed.service';
 
-
-/**
- * GET /v1/calls query. Filters combine (AND) and narrow the list without changing its order.
- * A `cursor` is only valid with the same filters as the request that returned it: it marks a
- * position in the full newest-first order, not in the filtered list.
- */
-const listCallsQuery = z
-  .object({
-    limit: z.coerce.number().int().min(1).max(100).default(20),
-    cursor: z.string().min(1).max(512).optional(),
-    agentId: z.guid().optional(),
-    /** One status or a comma-separated list (`status=completed,failed`): any of them matches. */
-    status: z
-      .string()
-      .transform((value) => value.split(',').map((part) => part.trim()))
-      .pipe(z.array(z.enum(TWILIO_CALL_STATUSES)).min(1))
-      .optional(),
-    direction: z.enum(CALL_DIRECTIONS).optional(),
-    /** startedAt >= from. */
-    from: isoTimestamp.optional(),
-    /** startedAt < to, so back-to-back ranges never share a call. */
-    to: isoTimestamp.optional(),
-  })
-  .refine((query) => !(query.from && query.to) || query.from.getTime() < query.to.getTime(), {
-    path: ['to'],
-    message: 'to must be after from',
-  });
-
-class ListCallsQueryDto extends createApiDto(listCallsQuery) {}
 
 /** Read access to call records, scoped to the API key's organization. */
 @ApiTags('Calls')
@@ -52,9 +22,7 @@ class ListCallsQueryDto extends createApiDto(listCallsQuery) {}
 @UseGuards(ApiKeyGuard)
 export class CallsController {
   constructor(
-    private readonly calls: CallRepository,
-    private readonly costs: CostRepository,
-    private readonly analyses: CallAnalysisRepository,
+    private readonly calls: CallRecordsService,
     private readonly liveFeed: LiveCallFeedService,
   ) {}
 
@@ -98,10 +66,10 @@ export class CallsController {
   @ApiOkResponse({ type: CallDetailDto, description: 'The call with its events, transcript, tool invocations, latency waterfalls, cost and post-call analysis.' })
   @ApiErrors(404)
   async detail(@Principal() principal: ApiPrincipal, @Param('id', new ZodValidationPipe(callIdParam)) id: string) {
-    const call = await this.calls.findDetail(principal.organizationId, id);
+    const found = await this.calls.detail(principal.organizationId, id);
     // Another organization's call is indistinguishable from a missing one.
-    if (!call) throw callNotFound(id);
-    const [cost, analysis] = await Promise.all([this.costs.callCost(principal.organizationId, call.id), this.analyses.find(principal.organizationId, call.id)]);
+    if (!found) throw callNotFound(id);
+    const { call, cost, analysis } = found;
     return { ...call, cost: callCostView(call.id, cost), analysis: analysis ? callAnalysisView(analysis) : null };
   }
 }

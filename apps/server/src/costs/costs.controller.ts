@@ -1,6 +1,5 @@
 import { Body, Controller, Get, Headers, Param, Post, Query, Res, UseGuards } from '@nestjs/common';
 import { ApiCreatedResponse, ApiOkResponse, ApiProduces, ApiTags } from '@nestjs/swagger';
-import { CallRepository, CostRepository } from '@switchboard/persistence';
 import type { Response } from 'express';
 import { z } from 'zod';
 import { ApiKeyGuard, type ApiPrincipal } from '../auth/api-key.guard';
@@ -12,6 +11,7 @@ import { newCatalogVersionBody, NewCatalogVersionBodyDto } from './price-catalog
 import { callNotFound } from '../calls/outbound-call-errors';
 import { callIdParam } from '../calls/outbound-call-requests.schema';
 import { CallCostDto, callCostView, catalogView, PriceCatalogDto, PriceCatalogListDto } from './cost-responses.schema';
+import { CostsService } from './costs.service';
 import { usageQuery, UsageQueryDto, usageReportCsv, UsageReportDto, usageReportView } from './usage-report.schema';
 
 
@@ -24,18 +24,15 @@ import { usageQuery, UsageQueryDto, usageReportCsv, UsageReportDto, usageReportV
 @Controller('v1')
 @UseGuards(ApiKeyGuard)
 export class CostsController {
-  constructor(
-    private readonly costs: CostRepository,
-    private readonly calls: CallRepository,
-  ) {}
+  constructor(private readonly costs: CostsService) {}
 
   @Get('calls/:id/cost')
   @ApiOkResponse({ type: CallCostDto, description: "The call's cost ledger (status pending while the call is live)." })
   @ApiErrors(404)
   async callCost(@Principal() principal: ApiPrincipal, @Param('id', new ZodValidationPipe(callIdParam)) id: string) {
-    const call = await this.calls.findForOrganization(principal.organizationId, id);
-    if (!call) throw callNotFound(id);
-    return callCostView(call.id, await this.costs.callCost(principal.organizationId, call.id));
+    const ledger = await this.costs.callCost(principal.organizationId, id);
+    if (!ledger.found) throw callNotFound(id);
+    return callCostView(ledger.callId, ledger.cost);
   }
 
   @Get('usage')

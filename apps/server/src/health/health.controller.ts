@@ -1,9 +1,9 @@
 import { Controller, Get, HttpCode, ServiceUnavailableException } from '@nestjs/common';
 import { ApiOkResponse, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
 import type { SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
-import { DatabaseHealth } from '@switchboard/persistence';
 import { InferenceService, type InferenceState } from '../inference/inference.service';
 import { ServerDrain } from '../lifecycle/server-drain';
+import { DatabaseReadiness } from './database-readiness.service';
 
 const PROVIDER: SchemaObject = { type: 'string', enum: ['cpu', 'cuda', 'webgpu'] };
 const REQUESTED: SchemaObject = { type: 'string', enum: ['auto', 'cpu', 'cuda', 'webgpu'] };
@@ -57,7 +57,7 @@ const INFERENCE_SCHEMA: SchemaObject = {
 @Controller('health')
 export class HealthController {
   constructor(
-    private readonly database: DatabaseHealth,
+    private readonly database: DatabaseReadiness,
     private readonly drain: ServerDrain,
     private readonly inference: InferenceService,
   ) {}
@@ -89,7 +89,7 @@ export class HealthController {
   })
   async ready(): Promise<{ status: 'ready'; database: 'up'; inference: InferenceState }> {
     if (this.drain.draining) throw new ServiceUnavailableException({ status: 'draining' });
-    if (!(await this.database.ping())) {
+    if (!(await this.database.answers())) {
       throw new ServiceUnavailableException({ status: 'not_ready', database: 'down' });
     }
     return { status: 'ready', database: 'up', inference: this.inference.inferenceState() };

@@ -3,9 +3,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadAppConfig } from '@switchboard/config';
-import { writeManifest } from '@switchboard/inference/models/model-manifest';
+import { SILERO_MODEL_NAME, SileroVad, writeManifest } from '@switchboard/inference';
 import type { PinoLogger } from 'nestjs-pino';
-import { SILERO_MODEL_NAME, SileroVad } from '@switchboard/inference/vad';
 import { InferenceService } from './inference.service';
 
 /** A logger that keeps what it was told, so the start-up report can be read back. */

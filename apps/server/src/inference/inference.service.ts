@@ -1,8 +1,14 @@
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown, Optional } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '@switchboard/config';
-import { createInferenceRuntime, type ModelPrecision, type OnnxInferenceRuntime, type ProviderReport } from '@switchboard/inference/runtime';
-import { describeModelFeatures, ModelRegistry } from '@switchboard/inference/models';
-import type { InferenceDevice } from '@switchboard/inference/contracts';
+import {
+  createInferenceRuntime,
+  describeModelFeatures,
+  type InferenceDevice,
+  type ModelPrecision,
+  ModelRegistry,
+  type OnnxInferenceRuntime,
+  type ProviderReport,
+} from '@switchboard/inference';
 import { PinoLogger } from 'nestjs-pino';
 import { CallUsageRegistry } from '../usage/call-usage-registry';
 import { InferenceMetrics } from '../metrics/inference-metrics';

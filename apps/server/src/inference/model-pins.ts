@@ -1,7 +1,4 @@
-import type { ModelStatus } from '@switchboard/inference/models';
-import type { InferenceDevice } from '@switchboard/inference/contracts';
-import { modelBaseName } from '@switchboard/inference/runtime';
-import { SILERO_MODEL_NAME } from '@switchboard/inference/vad';
+import { type InferenceDevice, modelBaseName, type ModelStatus, SILERO_MODEL_NAME } from '@switchboard/inference';
 
 /** The built-in VAD's catalog name ('silero-vad', what `models list` shows) and the name it loads as. */
 const CATALOG_ALIASES: Readonly<Record<string, string>> = { 'silero-vad': SILERO_MODEL_NAME };

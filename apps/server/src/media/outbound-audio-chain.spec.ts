@@ -1,7 +1,6 @@
 import { encodeMulaw } from '@switchboard/audio';
-import { PlaybackTracker } from '@switchboard/conversation/playback/playback-tracker';
-import { TelephonyAudioOutput } from '@switchboard/conversation';
-import { started } from '@switchboard/telephony/session/media-stream-session.test-support';
+import { PlaybackTracker, TelephonyAudioOutput } from '@switchboard/conversation';
+import { startedMediaStreamSession as started } from '@switchboard/testing';
 
 /**
  * The outbound chain the server wires for every call (agent -> TelephonyAudioOutput ->

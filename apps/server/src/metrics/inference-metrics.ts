@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { BatchRecord } from '@switchboard/inference/runtime';
+import type { BatchRecord } from '@switchboard/inference';
 import { Histogram } from 'prom-client';
 import { MetricsRegistry } from './metrics.registry';
 

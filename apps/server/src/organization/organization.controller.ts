@@ -1,16 +1,15 @@
-import { BadRequestException, Body, Controller, Get, Inject, NotFoundException, Patch, UseGuards } from '@nestjs/common';
+import { BadRequestException, Body, Controller, Get, NotFoundException, Patch, UseGuards } from '@nestjs/common';
 import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
-import { APP_CONFIG, type AppConfig } from '@switchboard/config';
 import { formatMicros } from '@switchboard/billing';
-import { CallRecordingRepository, CostRepository, OrganizationRepository, type OrganizationCallUsage } from '@switchboard/persistence';
+import type { OrganizationCallUsage } from '@switchboard/persistence';
 import { z } from 'zod';
 import { ApiKeyGuard, type ApiPrincipal } from '../auth/api-key.guard';
 import { Principal } from '../auth/principal.decorator';
 import { RequireScope } from '../auth/require-scope.decorator';
-import { concurrencyPolicyOf } from '../call-lifecycle/concurrency-policy';
 import { InferenceCapacityService } from '../inference/capacity/inference-capacity.service';
 import { ZodValidationPipe } from '../common/zod-validation.pipe';
 import { ApiErrors, ApiKeyAuthenticated, createApiDto, isoDateTime, uuid } from '../openapi/api-schemas';
+import { OrganizationSettingsService } from './organization-settings.service';
 
 const updateOrganizationBody = z
   .strictObject({
@@ -77,10 +76,7 @@ type OrganizationView = OrganizationCallUsage & {
 @UseGuards(ApiKeyGuard)
 export class OrganizationController {
   constructor(
-    @Inject(APP_CONFIG) private readonly config: AppConfig,
-    private readonly organizations: OrganizationRepository,
-    private readonly costs: CostRepository,
-    private readonly recordings: CallRecordingRepository,
+    private readonly settings: OrganizationSettingsService,
     private readonly capacity: InferenceCapacityService,
   ) {}
 
@@ -103,26 +99,22 @@ export class OrganizationController {
   ): Promise<OrganizationView> {
     const { organizationId } = principal;
     if (body.maxConcurrentCalls !== undefined) {
-      const outcome = await this.organizations.setMaxConcurrentCalls(organizationId, body.maxConcurrentCalls, concurrencyPolicyOf(this.config));
+      const outcome = await this.settings.setMaxConcurrentCalls(organizationId, body.maxConcurrentCalls);
       if (outcome === 'not_found') throw organizationGone();
       if (outcome !== 'updated') throw overCap(outcome.overCap);
     }
     const budget = { monthlyBudgetMicros: body.monthlyBudgetMicros, hardLimit: body.budgetHardLimit };
-    if ((budget.monthlyBudgetMicros !== undefined || budget.hardLimit !== undefined) && !(await this.costs.setBudget(organizationId, budget))) {
+    if ((budget.monthlyBudgetMicros !== undefined || budget.hardLimit !== undefined) && !(await this.settings.setBudget(organizationId, budget))) {
       throw organizationGone();
     }
-    if (body.recordingRetentionDays !== undefined && !(await this.recordings.setRetentionDays(organizationId, body.recordingRetentionDays))) {
+    if (body.recordingRetentionDays !== undefined && !(await this.settings.setRecordingRetentionDays(organizationId, body.recordingRetentionDays))) {
       throw organizationGone();
     }
     return this.usage(organizationId);
   }
 
   private async usage(organizationId: string): Promise<OrganizationView> {
-    const [usage, budget, recordingRetentionDays] = await Promise.all([
-      this.organizations.callUsage(organizationId, concurrencyPolicyOf(this.config)),
-      this.costs.budgetStatus(organizationId),
-      this.recordings.retentionDays(organizationId),
-    ]);
+    const { usage, budget, recordingRetentionDays } = await this.settings.usage(organizationId);
     if (!usage || !budget || recordingRetentionDays === undefined) throw organizationGone();
     return {
       ...usage,

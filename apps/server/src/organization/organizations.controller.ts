@@ -1,14 +1,13 @@
 import { BadRequestException, Body, Controller, Get, HttpCode, HttpStatus, Inject, NotFoundException, Param, Patch, Post, UseGuards } from '@nestjs/common';
 import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { APP_CONFIG, type AppConfig } from '@switchboard/config';
-import { CostRepository, OrganizationRepository } from '@switchboard/persistence';
 import { z } from 'zod';
-import { generateApiKey } from '../api-keys/api-key-secret';
 import { OperatorKeyGuard } from '../auth/operator-key.guard';
 import { ZodValidationPipe } from '../common/zod-validation.pipe';
 import { catalogView, PriceCatalogDto } from '../costs/cost-responses.schema';
 import { newCatalogVersionBody, NewCatalogVersionBodyDto } from '../costs/price-catalog-requests.schema';
 import { ApiErrors, ApiKeyAuthenticated, createApiDto, isoDateTime, uuid } from '../openapi/api-schemas';
+import { OperatorOrganizationsService } from './operator-organizations.service';
 
 /** The name of the admin key an organization is created with (revocable like any other). */
 export const FIRST_ADMIN_KEY_NAME = 'first-admin';
@@ -66,8 +65,7 @@ class CreatedOrganizationDto extends createApiDto(
 export class OrganizationsController {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-    private readonly organizations: OrganizationRepository,
-    private readonly costs: CostRepository,
+    private readonly organizations: OperatorOrganizationsService,
   ) {}
 
   @Post()
@@ -77,12 +75,11 @@ export class OrganizationsController {
   async create(@Body(new ZodValidationPipe(createOrganizationBody)) body: CreateOrganizationBodyDto) {
     const cap = body.maxConcurrentCallsCap ?? this.config.calls.maxConcurrentCap;
     if (body.maxConcurrentCalls != null && body.maxConcurrentCalls > cap) throw overCap(cap);
-    const { rawKey, prefix } = generateApiKey();
-    const created = await this.organizations.createWithAdminKey({
+    const { created, rawKey, prefix } = await this.organizations.createWithAdminKey({
       name: body.name,
       maxConcurrentCalls: body.maxConcurrentCalls ?? null,
       maxConcurrentCallsCap: body.maxConcurrentCallsCap ?? null,
-      adminKey: { name: FIRST_ADMIN_KEY_NAME, rawKey, prefix },
+      adminKeyName: FIRST_ADMIN_KEY_NAME,
     });
     return {
       id: created.id,
@@ -107,8 +104,7 @@ export class OrganizationsController {
   @ApiOkResponse({ type: OperatorOrganizationDto, description: "A limit the organization set above the new cap is enforced at the cap." })
   @ApiErrors(400, 404)
   async update(@Param('id', new ZodValidationPipe(organizationIdParam)) id: string, @Body(new ZodValidationPipe(updateOrganizationBody)) body: UpdateOrganizationBodyDto) {
-    if (!(await this.organizations.setConcurrencyCap(id, body.maxConcurrentCallsCap))) throw organizationNotFound(id);
-    const organization = (await this.organizations.list()).find((candidate) => candidate.id === id);
+    const organization = await this.organizations.setConcurrencyCap(id, body.maxConcurrentCallsCap);
     if (!organization) throw organizationNotFound(id);
     return { ...organization, createdAt: organization.createdAt.toISOString() };
   }
@@ -122,8 +118,9 @@ export class OrganizationsController {
     @Param('id', new ZodValidationPipe(organizationIdParam)) id: string,
     @Body(new ZodValidationPipe(newCatalogVersionBody)) body: NewCatalogVersionBodyDto,
   ) {
-    if (!(await this.organizations.findById(id))) throw organizationNotFound(id);
-    return catalogView(await this.costs.createCatalogVersion({ organizationId: id, setBy: 'operator', prices: body.prices, currency: body.currency, effectiveFrom: body.effectiveFrom }));
+    const created = await this.organizations.createOperatorCatalogVersion(id, { prices: body.prices, currency: body.currency, effectiveFrom: body.effectiveFrom });
+    if (!created) throw organizationNotFound(id);
+    return catalogView(created);
   }
 }
 

@@ -1,13 +1,11 @@
 import { Body, Controller, Delete, Get, HttpCode, HttpStatus, Param, Patch, Post, Query, UseGuards } from '@nestjs/common';
 import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
-import { AgentRepository, PersistenceError, PhoneNumberRepository } from '@switchboard/persistence';
 import { ApiKeyGuard, type ApiPrincipal } from '../auth/api-key.guard';
 import { Principal } from '../auth/principal.decorator';
 import { RequireScope } from '../auth/require-scope.decorator';
 import { ZodValidationPipe } from '../common/zod-validation.pipe';
 import { ApiErrors, ApiKeyAuthenticated } from '../openapi/api-schemas';
-import { TwilioAccountError, TwilioAccountService } from '../twilio-accounts/twilio-account.service';
-import { numberNotInAccount, ownershipUnchecked, phoneNumberNotFound, phoneNumberTaken, unknownAgent } from './phone-number-errors';
+import { phoneNumberNotFound } from './phone-number-errors';
 import {
   createPhoneNumberBody,
   listPhoneNumbersQuery,
@@ -19,6 +17,7 @@ import {
   PhoneNumberPageDto,
   UpdatePhoneNumberBodyDto,
 } from './phone-number-requests.schema';
+import { PhoneNumbersService } from './phone-numbers.service';
 
 /** Phone numbers of the API key's organization and the agent each one routes to. */
 @ApiTags('Phone numbers')
@@ -26,11 +25,7 @@ import {
 @Controller('v1/phone-numbers')
 @UseGuards(ApiKeyGuard)
 export class PhoneNumbersController {
-  constructor(
-    private readonly phoneNumbers: PhoneNumberRepository,
-    private readonly agents: AgentRepository,
-    private readonly twilioAccounts: TwilioAccountService,
-  ) {}
+  constructor(private readonly phoneNumbers: PhoneNumbersService) {}
 
   /**
    * Registers a number; posting a number the organization already has re-points it (idempotent).
@@ -42,15 +37,7 @@ export class PhoneNumbersController {
   @ApiCreatedResponse({ type: PhoneNumberDto })
   @ApiErrors(400, 403, 409, 502)
   async create(@Principal() principal: ApiPrincipal, @Body(new ZodValidationPipe(createPhoneNumberBody)) body: CreatePhoneNumberBodyDto) {
-    const { organizationId } = principal;
-    await this.assertAgentExists(organizationId, body.agentId);
-    if (!(await this.phoneNumbers.ownsNumber(organizationId, body.e164))) await this.assertInTwilioAccount(organizationId, body.e164);
-    try {
-      return await this.phoneNumbers.upsert({ organizationId, e164: body.e164, agentId: body.agentId });
-    } catch (error) {
-      if (error instanceof PersistenceError && error.code === 'conflict') throw phoneNumberTaken(body.e164);
-      throw error;
-    }
+    return this.phoneNumbers.register(principal.organizationId, body.e164, body.agentId);
   }
 
   @Get()
@@ -79,13 +66,7 @@ export class PhoneNumbersController {
     @Param('id', new ZodValidationPipe(phoneNumberIdParam)) id: string,
     @Body(new ZodValidationPipe(updatePhoneNumberBody)) body: UpdatePhoneNumberBodyDto,
   ) {
-    const { organizationId } = principal;
-    // The number in the URL first: another organization's number is a 404 whatever the body says.
-    if (!(await this.phoneNumbers.findById(organizationId, id))) throw phoneNumberNotFound(id);
-    await this.assertAgentExists(organizationId, body.agentId);
-    const updated = await this.phoneNumbers.setAgent(organizationId, id, body.agentId);
-    if (!updated) throw phoneNumberNotFound(id);
-    return updated;
+    return this.phoneNumbers.setAgent(principal.organizationId, id, body.agentId);
   }
 
   @Delete(':id')
@@ -94,21 +75,6 @@ export class PhoneNumbersController {
   @ApiNoContentResponse({ description: 'The number is released (another organization may then register it).' })
   @ApiErrors(403, 404)
   async remove(@Principal() principal: ApiPrincipal, @Param('id', new ZodValidationPipe(phoneNumberIdParam)) id: string): Promise<void> {
-    if (!(await this.phoneNumbers.delete(principal.organizationId, id))) throw phoneNumberNotFound(id);
-  }
-
-  private async assertInTwilioAccount(organizationId: string, e164: string): Promise<void> {
-    let owned: boolean;
-    try {
-      owned = await this.twilioAccounts.ownsNumber(organizationId, e164);
-    } catch (error) {
-      if (error instanceof TwilioAccountError) throw ownershipUnchecked(error);
-      throw error;
-    }
-    if (!owned) throw numberNotInAccount(e164);
-  }
-
-  private async assertAgentExists(organizationId: string, agentId: string | null): Promise<void> {
-    if (agentId !== null && !(await this.agents.findById(organizationId, agentId))) throw unknownAgent(agentId);
+    if (!(await this.phoneNumbers.release(principal.organizationId, id))) throw phoneNumberNotFound(id);
   }
 }

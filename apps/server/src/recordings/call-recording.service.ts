@@ -113,6 +113,11 @@ export class CallRecordingService {
     return { ok: true, recording, stream: await store.read(recording.objectKey, range) };
   }
 
+  /** A call's recording row whatever its organization (a signed link names the call only). */
+  async recordingOfCall(callId: string): Promise<CallRecordingRecord | null> {
+    return this.repository.findByCall(callId);
+  }
+
   /** The recording's row, or why it cannot be played. */
   async describe(organizationId: string, callId: string): Promise<{ recording: CallRecordingRecord | null; unavailable: RecordingUnavailable | undefined }> {
     const recording = await this.repository.find(organizationId, callId);

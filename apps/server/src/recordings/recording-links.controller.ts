@@ -1,7 +1,6 @@
 import { Controller, ForbiddenException, Get, Param, Query, Req, Res } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import { CallRecordingRepository } from '@switchboard/persistence';
 import { CallRecordingService } from './call-recording.service';
 import { RecordingLinkSigner } from './recording-link-signer';
 import { recordingUnavailable, sendRecording } from './recording-responses';
@@ -18,7 +17,6 @@ const FILE_NAME = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12
 export class RecordingLinksController {
   constructor(
     private readonly signer: RecordingLinkSigner,
-    private readonly repository: CallRecordingRepository,
     private readonly recordings: CallRecordingService,
   ) {}
 
@@ -35,7 +33,7 @@ export class RecordingLinksController {
     if (!callId || typeof signature !== 'string' || !this.signer.verify(callId, expiresAtS, signature, Date.now())) {
       throw new ForbiddenException({ statusCode: 403, error: 'Forbidden', code: 'invalid_recording_link', message: 'The link is malformed, altered or expired; ask the API for a new one.' });
     }
-    const recording = await this.repository.findByCall(callId);
+    const recording = await this.recordings.recordingOfCall(callId);
     if (!recording) throw recordingUnavailable('not_found', callId);
     const { organizationId } = recording;
     const { unavailable } = await this.recordings.describe(organizationId, callId);

@@ -1,6 +1,5 @@
 import { Body, ConflictException, Controller, Delete, Get, HttpCode, HttpStatus, NotFoundException, Param, Post, Put, UseGuards } from '@nestjs/common';
 import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
-import { PersistenceError } from '@switchboard/persistence';
 import { ApiKeyGuard, type ApiPrincipal } from '../auth/api-key.guard';
 import { Principal } from '../auth/principal.decorator';
 import { RequireScope } from '../auth/require-scope.decorator';
@@ -15,7 +14,7 @@ import {
   SecretListDto,
   secretNameParam,
 } from './secret-requests.schema';
-import { SecretsService } from './secrets.service';
+import { SecretExistsError, SecretsService } from './secrets.service';
 
 /**
  * The organization's secrets (engine API keys, webhook signing secrets). Values go in and never
@@ -37,7 +36,7 @@ export class SecretsController {
     try {
       return await this.secrets.create(principal.organizationId, body.name, body.value);
     } catch (error) {
-      if (error instanceof PersistenceError && error.code === 'conflict') {
+      if (error instanceof SecretExistsError) {
         throw new ConflictException({ statusCode: 409, error: 'Conflict', code: 'secret_exists', message: `A secret named "${body.name}" already exists; PUT /v1/secrets/${body.name} replaces its value.` });
       }
       throw error;

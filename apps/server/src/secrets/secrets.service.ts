@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
-import { OrganizationSecretRepository, type OrganizationSecretRecord } from '@switchboard/persistence';
+import { OrganizationSecretRepository, PersistenceError, type OrganizationSecretRecord } from '@switchboard/persistence';
 import { open, seal, secretHint, SecretOpenError, type SecretKeyRing } from '@switchboard/secrets';
 import { SECRET_KEY_RING } from './secret-key-ring.provider';
 
@@ -15,6 +15,14 @@ export interface ResolvedSecret {
 /** A secret that exists but cannot be opened (the key it was sealed with is missing, or it was tampered with). */
 export class SecretUnavailableError extends Error {
   override readonly name = 'SecretUnavailableError';
+}
+
+/** The organization already has a secret of this name (creating does not replace). */
+export class SecretExistsError extends Error {
+  override readonly name = 'SecretExistsError';
+  constructor(readonly secretName: string) {
+    super(`A secret named "${secretName}" already exists`);
+  }
 }
 
 /**
@@ -47,8 +55,14 @@ export class SecretsService implements OnApplicationBootstrap {
     }
   }
 
-  create(organizationId: string, name: string, value: string): Promise<OrganizationSecretRecord> {
-    return this.secrets.create(organizationId, name, this.sealed(organizationId, value));
+  /** Throws SecretExistsError when the organization already has a secret of that name. */
+  async create(organizationId: string, name: string, value: string): Promise<OrganizationSecretRecord> {
+    try {
+      return await this.secrets.create(organizationId, name, this.sealed(organizationId, value));
+    } catch (error) {
+      if (error instanceof PersistenceError && error.code === 'conflict') throw new SecretExistsError(name);
+      throw error;
+    }
   }
 
   /** Null when the organization has no secret of that name. No config changes: the next use reads the new value. */

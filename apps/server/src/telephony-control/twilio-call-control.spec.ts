@@ -1,5 +1,5 @@
-import { CallControlError } from '@switchboard/conversation/call/call-control';
-import { FakeTwilioRestServer, type FakeCallUpdate } from '@switchboard/testing';
+import { CallControlError } from '@switchboard/conversation';
+import { type FakeCallUpdate, FakeTwilioRestServer } from '@switchboard/testing';
 import { ApiBaseUrlRequestClient } from './api-base-url-request-client';
 import { TwilioRestClientFactory } from './twilio-rest-client.factory';
 

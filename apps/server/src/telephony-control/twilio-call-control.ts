@@ -1,4 +1,4 @@
-import { CallControlError, type CallControl } from '@switchboard/conversation/call/call-control';
+import { CallControlError, type CallControl } from '@switchboard/conversation';
 import type { Twilio } from 'twilio';
 import { sayAndHangUpTwiml, transferTwiml } from './transfer-twiml';
 import { isTwilioErrorAnswer, transportErrorDetail } from './twilio-failure';

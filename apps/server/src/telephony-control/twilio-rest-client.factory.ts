@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { CallControlError } from '@switchboard/conversation/call/call-control';
+import { CallControlError } from '@switchboard/conversation';
 import { Twilio } from 'twilio';
 import { ApiBaseUrlRequestClient } from './api-base-url-request-client';
 import { TwilioCallControl } from './twilio-call-control';

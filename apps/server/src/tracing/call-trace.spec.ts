@@ -1,7 +1,7 @@
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import type { AgentCallContext, InMemoryConversationRecorder, TranscriptTurnRecord } from '@switchboard/conversation';
-import { EngineError } from '@switchboard/inference/contracts';
+import { EngineError } from '@switchboard/inference';
 import { EngineObservers } from './engine-observer';
 import { observeAsr, observeLlm, observeTts } from './observed-engines';
 import { ATTR } from './span-attributes';

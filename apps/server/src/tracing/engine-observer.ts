@@ -1,5 +1,5 @@
 import { SpanStatusCode, type Attributes, type Span } from '@opentelemetry/api';
-import { EngineError } from '@switchboard/inference/contracts';
+import { EngineError } from '@switchboard/inference';
 import type { EngineErrorMetrics, EngineProvider, EngineStep } from '../metrics/engine-error-metrics';
 import type { CallTrace } from './call-trace';
 import { ATTR } from './span-attributes';

@@ -1,5 +1,4 @@
-import type { AgentConfig } from '@switchboard/conversation';
-import { operatorKeyEndpointProblem } from '@switchboard/conversation/config/secret-reference';
+import { type AgentConfig, operatorKeyEndpointProblem } from '@switchboard/conversation';
 import type { EngineProvider } from '../metrics/engine-error-metrics';
 import type { EngineTarget } from './engine-observer';
 

@@ -1,7 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { SpanStatusCode } from '@opentelemetry/api';
-import { EngineError } from '@switchboard/inference/contracts';
-import type { SpeechToSpeechEngine, SpeechToSpeechSession } from '@switchboard/inference/speech-to-speech/speech-to-speech-engine';
+import { EngineError, type SpeechToSpeechEngine, type SpeechToSpeechSession } from '@switchboard/inference';
 import { EngineObservers } from './engine-observer';
 import { observeAsr, observeLlm, observeSpeechToSpeech, observeTts } from './observed-engines';
 import { ATTR } from './span-attributes';

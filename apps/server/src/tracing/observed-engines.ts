@@ -1,7 +1,15 @@
-import type { AsrEngine, AsrSession } from '@switchboard/inference/asr/asr-engine';
-import type { LlmEngine, LlmEvent, LlmRequest } from '@switchboard/inference/llm/llm-engine';
-import type { SpeechToSpeechEngine, SpeechToSpeechResponseDoneEvent } from '@switchboard/inference/speech-to-speech/speech-to-speech-engine';
-import type { TtsEngine, TtsResult, TtsStream } from '@switchboard/inference/tts/tts-engine';
+import type {
+  AsrEngine,
+  AsrSession,
+  LlmEngine,
+  LlmEvent,
+  LlmRequest,
+  SpeechToSpeechEngine,
+  SpeechToSpeechResponseDoneEvent,
+  TtsEngine,
+  TtsResult,
+  TtsStream,
+} from '@switchboard/inference';
 import { engineFailureOf, type EngineObserver, type EngineRequest, type EngineTarget } from './engine-observer';
 import { ATTR, SPAN } from './span-attributes';
 

@@ -1,7 +1,6 @@
 import { SpanStatusCode } from '@opentelemetry/api';
-import { ToolConfigSchema, type ToolCallContext, type ToolConfig } from '@switchboard/conversation';
-import { createToolRunner } from '@switchboard/conversation/tools/agent-tool-runner';
-import { FakeBusinessEndpoint } from '@switchboard/conversation/tools/business-endpoint.test-support';
+import { createToolRunner, type ToolCallContext, type ToolConfig, ToolConfigSchema } from '@switchboard/conversation';
+import { FakeBusinessEndpoint } from '@switchboard/testing';
 import { EngineObservers } from './engine-observer';
 import { observeTools, toolFailureOf } from './observed-tools';
 import { ATTR } from './span-attributes';

@@ -1,8 +1,12 @@
-import type { AgentAudioOutput, AgentCallContext, AgentEngine, AgentSession, ConversationRecorder } from '@switchboard/conversation';
-import { InMemoryConversationRecorder } from '@switchboard/conversation';
-import type { AsrEngine } from '@switchboard/inference/asr/asr-engine';
-import type { LlmEngine, LlmEvent } from '@switchboard/inference/llm';
-import type { TtsEngine, TtsResult, TtsStream } from '@switchboard/inference/tts/tts-engine';
+import {
+  type AgentAudioOutput,
+  type AgentCallContext,
+  type AgentEngine,
+  type AgentSession,
+  type ConversationRecorder,
+  InMemoryConversationRecorder,
+} from '@switchboard/conversation';
+import type { AsrEngine, LlmEngine, LlmEvent, TtsEngine, TtsResult, TtsStream } from '@switchboard/inference';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { Registry } from 'prom-client';
 import { EngineErrorMetrics } from '../metrics/engine-error-metrics';

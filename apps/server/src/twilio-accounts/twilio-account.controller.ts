@@ -1,6 +1,5 @@
 import { BadGatewayException, BadRequestException, Body, ConflictException, Controller, Delete, Get, HttpCode, HttpStatus, NotFoundException, Put, UseGuards } from '@nestjs/common';
 import { ApiNoContentResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
-import { PersistenceError, PhoneNumberRepository } from '@switchboard/persistence';
 import { z } from 'zod';
 import { ApiKeyGuard, type ApiPrincipal } from '../auth/api-key.guard';
 import { Principal } from '../auth/principal.decorator';
@@ -29,7 +28,6 @@ export class TwilioAccountController {
   constructor(
     private readonly accounts: TwilioAccountService,
     private readonly bootstrap: BootstrapOrganization,
-    private readonly phoneNumbers: PhoneNumberRepository,
   ) {}
 
   @Get()
@@ -52,7 +50,7 @@ export class TwilioAccountController {
     try {
       return await this.accounts.connect(principal.organizationId, body.accountSid, body.authToken);
     } catch (error) {
-      if (error instanceof PersistenceError && error.code === 'conflict') {
+      if (error instanceof TwilioAccountError && error.code === 'twilio_account_taken') {
         throw new ConflictException({ statusCode: 409, error: 'Conflict', code: 'twilio_account_taken', message: 'This Twilio account is connected to another organization.' });
       }
       if (error instanceof TwilioAccountError && error.code === 'twilio_credentials_invalid') {
@@ -69,7 +67,7 @@ export class TwilioAccountController {
   @ApiNoContentResponse({ description: "Disconnects the account. Refused while numbers are bound: release them first." })
   @ApiErrors(403, 404, 409)
   async disconnect(@Principal() principal: ApiPrincipal): Promise<void> {
-    if ((await this.phoneNumbers.countForOrganization(principal.organizationId)) > 0) {
+    if (await this.accounts.hasNumbers(principal.organizationId)) {
       throw new ConflictException({ statusCode: 409, error: 'Conflict', code: 'numbers_bound', message: 'Release the phone numbers of this account first (DELETE /v1/phone-numbers/:id).' });
     }
     if (!(await this.accounts.disconnect(principal.organizationId))) throw notConnected();

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '@switchboard/config';
-import { ACCOUNT_SID_PATTERN, TwilioAccountRepository } from '@switchboard/persistence';
+import { ACCOUNT_SID_PATTERN, PersistenceError, PhoneNumberRepository, TwilioAccountRepository } from '@switchboard/persistence';
 import { open, seal, type SecretKeyRing } from '@switchboard/secrets';
 import { SECRET_KEY_RING } from '../secrets/secret-key-ring.provider';
 import { isTwilioErrorAnswer, transportErrorDetail } from '../telephony-control/twilio-failure';
@@ -25,7 +25,7 @@ export interface TwilioAccountCredentials {
 export class TwilioAccountError extends Error {
   override readonly name = 'TwilioAccountError';
   constructor(
-    readonly code: 'twilio_credentials_invalid' | 'twilio_unreachable' | 'twilio_account_missing' | 'twilio_not_configured',
+    readonly code: 'twilio_credentials_invalid' | 'twilio_unreachable' | 'twilio_account_missing' | 'twilio_not_configured' | 'twilio_account_taken',
     message: string,
   ) {
     super(message);
@@ -46,6 +46,7 @@ export class TwilioAccountService {
     private readonly accounts: TwilioAccountRepository,
     private readonly restClients: TwilioRestClientFactory,
     private readonly bootstrap: BootstrapOrganization,
+    private readonly phoneNumbers: PhoneNumberRepository,
   ) {}
 
   /**
@@ -101,8 +102,8 @@ export class TwilioAccountService {
 
   /**
    * Connects the organization's own account: the credentials are checked with Twilio (fetching the
-   * account), then the token is sealed and stored. An account already another organization's is a
-   * conflict (PersistenceError from the repository).
+   * account), then the token is sealed and stored. An account already another organization's is
+   * refused ('twilio_account_taken').
    */
   async connect(organizationId: string, accountSid: string, authToken: string): Promise<{ accountSid: string; updatedAt: Date }> {
     try {
@@ -113,8 +114,20 @@ export class TwilioAccountService {
       }
       throw new TwilioAccountError('twilio_unreachable', `Could not check the credentials with Twilio: ${isTwilioErrorAnswer(error) ? `HTTP ${error.status}` : transportErrorDetail(error)}.`);
     }
-    const stored = await this.accounts.upsert(organizationId, accountSid, seal(this.ring, authToken, organizationId, TWILIO_TOKEN_PURPOSE));
-    return { accountSid: stored.accountSid, updatedAt: stored.updatedAt };
+    try {
+      const stored = await this.accounts.upsert(organizationId, accountSid, seal(this.ring, authToken, organizationId, TWILIO_TOKEN_PURPOSE));
+      return { accountSid: stored.accountSid, updatedAt: stored.updatedAt };
+    } catch (error) {
+      if (error instanceof PersistenceError && error.code === 'conflict') {
+        throw new TwilioAccountError('twilio_account_taken', 'This Twilio account is connected to another organization.');
+      }
+      throw error;
+    }
+  }
+
+  /** Whether phone numbers are still bound to the organization (its account cannot be disconnected then). */
+  async hasNumbers(organizationId: string): Promise<boolean> {
+    return (await this.phoneNumbers.countForOrganization(organizationId)) > 0;
   }
 
   disconnect(organizationId: string): Promise<boolean> {

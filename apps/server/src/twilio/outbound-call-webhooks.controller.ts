@@ -1,13 +1,12 @@
 import { Body, Controller, Header, HttpCode, Param, Post, Req, UseGuards } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
-import { CallRepository } from '@switchboard/persistence';
 import { amdCallbackSchema, voiceWebhookSchema, type AmdCallbackParams, type VoiceWebhookParams } from '@switchboard/telephony';
 import { PinoLogger } from 'nestjs-pino';
 import { callIdParam } from '../calls/outbound-call-requests.schema';
 import { ZodValidationPipe } from '../common/zod-validation.pipe';
 import { MediaStreamService } from '../media/media-stream.service';
+import { CallCallbacksService } from './call-callbacks.service';
 import { OutboundAnswerService } from './outbound-answer.service';
-import { assertCallOfAccount } from './twilio-account';
 import { TwilioSignatureGuard, type SignedTwilioRequest } from './twilio-signature.guard';
 
 /** Twilio's callbacks for calls placed with POST /v1/calls; signature-checked like every /twilio route. */
@@ -17,7 +16,7 @@ import { TwilioSignatureGuard, type SignedTwilioRequest } from './twilio-signatu
 export class OutboundCallWebhooksController {
   constructor(
     private readonly outboundAnswer: OutboundAnswerService,
-    private readonly calls: CallRepository,
+    private readonly callbacks: CallCallbacksService,
     private readonly media: MediaStreamService,
     private readonly logger: PinoLogger,
   ) {
@@ -41,8 +40,8 @@ export class OutboundCallWebhooksController {
   @Post('amd')
   @HttpCode(204)
   async amd(@Body(new ZodValidationPipe(amdCallbackSchema)) params: AmdCallbackParams): Promise<void> {
-    await assertCallOfAccount(this.calls, params.callSid, params.accountSid, this.logger);
-    const recorded = await this.calls.recordAnsweredBy({
+    await this.callbacks.assertCallOfAccount(params.callSid, params.accountSid, this.logger);
+    const recorded = await this.callbacks.recordAnsweredBy({
       twilioCallSid: params.callSid,
       answeredBy: params.answeredBy,
       detectionDurationMs: params.detectionDurationMs,

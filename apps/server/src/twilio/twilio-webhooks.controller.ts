@@ -1,6 +1,5 @@
 import { Body, Controller, Header, HttpCode, Post, Req, UseFilters, UseGuards } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
-import { CallRepository, isTerminalCallStatus } from '@switchboard/persistence';
 import {
   statusCallbackSchema,
   voiceWebhookSchema,
@@ -8,11 +7,9 @@ import {
   type VoiceWebhookParams,
 } from '@switchboard/telephony';
 import { PinoLogger } from 'nestjs-pino';
-import { CallEndService } from '../call-lifecycle/call-end.service';
-import { LiveCalls } from '../call-runtime/live-calls';
 import { ZodValidationPipe } from '../common/zod-validation.pipe';
+import { CallCallbacksService } from './call-callbacks.service';
 import { InboundCallService } from './inbound-call.service';
-import { assertCallOfAccount } from './twilio-account';
 import { TwilioSignatureGuard, type SignedTwilioRequest } from './twilio-signature.guard';
 import { VoiceAnswerDeadlineFilter, voiceDeadlineOf } from './voice-answer-deadline';
 
@@ -23,9 +20,7 @@ import { VoiceAnswerDeadlineFilter, voiceDeadlineOf } from './voice-answer-deadl
 export class TwilioWebhooksController {
   constructor(
     private readonly inboundCalls: InboundCallService,
-    private readonly calls: CallRepository,
-    private readonly callEnds: CallEndService,
-    private readonly liveCalls: LiveCalls,
+    private readonly callbacks: CallCallbacksService,
     private readonly logger: PinoLogger,
   ) {
     this.logger.setContext(TwilioWebhooksController.name);
@@ -42,17 +37,8 @@ export class TwilioWebhooksController {
   @Post('status')
   @HttpCode(204)
   async status(@Body(new ZodValidationPipe(statusCallbackSchema)) params: StatusCallbackParams): Promise<void> {
-    await assertCallOfAccount(this.calls, params.callSid, params.accountSid, this.logger);
-    const found = await this.callEnds.applyStatusCallback({
-      twilioCallSid: params.callSid,
-      status: params.status,
-      sequenceNumber: params.sequenceNumber,
-      callDurationSeconds: params.callDurationSeconds,
-      billedMinutes: params.billedMinutes,
-      at: params.timestamp ?? new Date(),
-    });
-    // The call is over at Twilio: a stream of it still open here ends through its runtime, as its stop would end it.
-    if (found && isTerminalCallStatus(params.status)) this.liveCalls.carryingPhoneCall(params.callSid)?.carrierEnded();
+    await this.callbacks.assertCallOfAccount(params.callSid, params.accountSid, this.logger);
+    const found = await this.callbacks.applyStatus(params);
     // Twilio retries non-2xx responses; an unknown call will never become known, so acknowledge it.
     if (!found) this.logger.warn({ callSid: params.callSid, status: params.status }, 'status callback for an unknown call');
   }

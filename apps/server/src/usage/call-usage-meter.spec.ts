@@ -1,5 +1,4 @@
-import type { SpeechToSpeechUsage } from '@switchboard/inference/speech-to-speech/speech-to-speech-engine';
-import { zeroUsage } from '@switchboard/inference/speech-to-speech/speech-to-speech-usage';
+import { type SpeechToSpeechUsage, zeroUsage } from '@switchboard/inference';
 import { NO_AI_USAGE } from '@switchboard/billing';
 import { CallUsageMeter } from './call-usage-meter';
 

@@ -1,7 +1,5 @@
 import { NO_AI_USAGE, type MeasuredAiUsage } from '@switchboard/billing';
-import type { InferenceDevice } from '@switchboard/inference/contracts';
-import type { LlmUsage } from '@switchboard/inference/llm/llm-engine';
-import type { SpeechToSpeechUsage } from '@switchboard/inference/speech-to-speech/speech-to-speech-engine';
+import type { InferenceDevice, LlmUsage, SpeechToSpeechUsage } from '@switchboard/inference';
 
 /** What the meter needs of a realtime session: its running usage totals. */
 export interface UsageTotalsSource {

@@ -1,6 +1,4 @@
-import type { TensorData } from '@switchboard/inference/contracts';
-import { BatchScheduler } from '@switchboard/inference/runtime/batch-scheduler';
-import type { WorkerPool } from '@switchboard/inference/runtime/worker-pool';
+import { BatchScheduler, type TensorData, type WorkerPool } from '@switchboard/inference';
 import { NO_AI_USAGE } from '@switchboard/billing';
 import { CallUsageRegistry } from './call-usage-registry';
 

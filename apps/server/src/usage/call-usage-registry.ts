@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { ComputeUsageEntry, ComputeUsageSink } from '@switchboard/inference/contracts';
+import type { ComputeUsageEntry, ComputeUsageSink } from '@switchboard/inference';
 import { NO_AI_USAGE, type MeasuredAiUsage } from '@switchboard/billing';
 import { CallUsageMeter } from './call-usage-meter';
 

@@ -1,6 +1,14 @@
-import type { AsrEngine, AsrPartial, AsrResult, AsrSession } from '@switchboard/inference/asr/asr-engine';
-import { EngineError } from '@switchboard/inference/contracts';
-import type { LlmEngine, LlmEvent, LlmRequest, LlmUsage } from '@switchboard/inference/llm/llm-engine';
+import {
+  type AsrEngine,
+  type AsrPartial,
+  type AsrResult,
+  type AsrSession,
+  EngineError,
+  type LlmEngine,
+  type LlmEvent,
+  type LlmRequest,
+  type LlmUsage,
+} from '@switchboard/inference';
 import { CallUsageRegistry } from './call-usage-registry';
 import { meterAsr, meterLlm } from './metered-engines';
 

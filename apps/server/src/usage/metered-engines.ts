@@ -1,7 +1,14 @@
-import type { AsrEngine, AsrSession } from '@switchboard/inference/asr/asr-engine';
-import type { LlmEngine, LlmEvent, LlmRequest } from '@switchboard/inference/llm/llm-engine';
-import type { SpeechToSpeechEngine } from '@switchboard/inference/speech-to-speech/speech-to-speech-engine';
-import type { TtsEngine, TtsResult, TtsStream } from '@switchboard/inference/tts/tts-engine';
+import type {
+  AsrEngine,
+  AsrSession,
+  LlmEngine,
+  LlmEvent,
+  LlmRequest,
+  SpeechToSpeechEngine,
+  TtsEngine,
+  TtsResult,
+  TtsStream,
+} from '@switchboard/inference';
 import type { CallUsageMeter } from './call-usage-meter';
 import type { CallUsageRegistry } from './call-usage-registry';
 

@@ -1,5 +1,9 @@
-import type { SpeechToSpeechConnectOptions, SpeechToSpeechEngine, SpeechToSpeechSession } from '@switchboard/inference/speech-to-speech/speech-to-speech-engine';
-import { zeroUsage } from '@switchboard/inference/speech-to-speech/speech-to-speech-usage';
+import {
+  type SpeechToSpeechConnectOptions,
+  type SpeechToSpeechEngine,
+  type SpeechToSpeechSession,
+  zeroUsage,
+} from '@switchboard/inference';
 import { CallUsageRegistry } from './call-usage-registry';
 import { meterSpeechToSpeech } from './metered-engines';
 

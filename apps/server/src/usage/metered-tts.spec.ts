@@ -1,5 +1,4 @@
-import { EngineError } from '@switchboard/inference/contracts';
-import type { TtsEngine, TtsResult, TtsStream } from '@switchboard/inference/tts/tts-engine';
+import { EngineError, type TtsEngine, type TtsResult, type TtsStream } from '@switchboard/inference';
 import { CallUsageRegistry } from './call-usage-registry';
 import { meterTts } from './metered-engines';
 

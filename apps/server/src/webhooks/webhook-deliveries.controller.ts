@@ -1,6 +1,5 @@
 import { Controller, Get, HttpCode, HttpStatus, NotFoundException, Param, Post, Query, Res, UseGuards } from '@nestjs/common';
 import { ApiAcceptedResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
-import { WebhookDeliveryRepository } from '@switchboard/persistence';
 import type { Response } from 'express';
 import { ApiKeyRateLimiter } from '../auth/api-key-rate-limiter';
 import { ApiKeyGuard, type ApiPrincipal } from '../auth/api-key.guard';
@@ -16,6 +15,7 @@ import {
   WebhookDeliveryPageDto,
   webhookIdParam,
 } from './webhook-requests.schema';
+import { WebhooksService } from './webhooks.service';
 
 /** The delivery log: every event sent to a subscription, its attempts, and replay. */
 @ApiTags('Webhooks')
@@ -24,7 +24,7 @@ import {
 @UseGuards(ApiKeyGuard)
 export class WebhookDeliveriesController {
   constructor(
-    private readonly deliveries: WebhookDeliveryRepository,
+    private readonly webhooks: WebhooksService,
     private readonly rateLimiter: ApiKeyRateLimiter,
   ) {}
 
@@ -36,7 +36,7 @@ export class WebhookDeliveriesController {
     @Principal() principal: ApiPrincipal,
     @Query(new ZodValidationPipe(listWebhookDeliveriesQuery)) query: ListWebhookDeliveriesQueryDto,
   ) {
-    const page = await this.deliveries.list({
+    const page = await this.webhooks.deliveryLog({
       organizationId: principal.organizationId,
       limit: query.limit,
       cursor: query.cursor,
@@ -49,7 +49,7 @@ export class WebhookDeliveriesController {
   @ApiOkResponse({ type: WebhookDeliveryDetailDto, description: 'The delivery with the body sent and every attempt (status, latency, error, response excerpt).' })
   @ApiErrors(404)
   async detail(@Principal() principal: ApiPrincipal, @Param('id', new ZodValidationPipe(webhookIdParam)) id: string) {
-    const delivery = await this.deliveries.findDetail(principal.organizationId, id);
+    const delivery = await this.webhooks.delivery(principal.organizationId, id);
     if (!delivery) throw deliveryNotFound(id);
     return delivery;
   }
@@ -69,7 +69,7 @@ export class WebhookDeliveriesController {
     @Res({ passthrough: true }) response: Response,
   ) {
     await this.rateLimiter.consumeReplay(principal.organizationId, response);
-    const replay = await this.deliveries.replay(principal.organizationId, id);
+    const replay = await this.webhooks.replay(principal.organizationId, id);
     if (!replay) throw deliveryNotFound(id);
     return replay;
   }

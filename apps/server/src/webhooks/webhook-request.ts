@@ -1,4 +1,4 @@
-import { signWebhook } from '@switchboard/conversation/tools/webhook-signature';
+import { signWebhook } from '@switchboard/conversation';
 
 export const WEBHOOK_USER_AGENT = 'Switchboard-Webhooks/1';
 

@@ -1,6 +1,5 @@
 import { BadRequestException, Body, Controller, Delete, Get, HttpCode, HttpStatus, NotFoundException, Param, Post, UseGuards } from '@nestjs/common';
 import { ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiTags } from '@nestjs/swagger';
-import { WebhookSubscriptionRepository } from '@switchboard/persistence';
 import { ApiKeyGuard, type ApiPrincipal } from '../auth/api-key.guard';
 import { Principal } from '../auth/principal.decorator';
 import { RequireScope } from '../auth/require-scope.decorator';
@@ -15,6 +14,7 @@ import {
   WebhookSubscriptionListDto,
   webhookIdParam,
 } from './webhook-requests.schema';
+import { WebhooksService } from './webhooks.service';
 
 /**
  * Webhook subscriptions of the caller's organization. The signing secret is in the create
@@ -26,7 +26,7 @@ import {
 @UseGuards(ApiKeyGuard)
 export class WebhookSubscriptionsController {
   constructor(
-    private readonly subscriptions: WebhookSubscriptionRepository,
+    private readonly webhooks: WebhooksService,
     private readonly outbound: TenantOutbound,
   ) {}
 
@@ -46,20 +46,20 @@ export class WebhookSubscriptionsController {
         details: [{ path: 'url', message: `refused: ${check.reason}` }],
       });
     }
-    return this.subscriptions.create({ organizationId: principal.organizationId, url: body.url, events: body.events, description: body.description });
+    return this.webhooks.subscribe({ organizationId: principal.organizationId, url: body.url, events: body.events, description: body.description });
   }
 
   @Get()
   @ApiOkResponse({ type: WebhookSubscriptionListDto, description: 'Live subscriptions, without their secrets.' })
   async list(@Principal() principal: ApiPrincipal) {
-    return { data: await this.subscriptions.list(principal.organizationId) };
+    return { data: await this.webhooks.subscriptionsOf(principal.organizationId) };
   }
 
   @Get(':id')
   @ApiOkResponse({ type: WebhookSubscriptionDto })
   @ApiErrors(404)
   async detail(@Principal() principal: ApiPrincipal, @Param('id', new ZodValidationPipe(webhookIdParam)) id: string) {
-    const subscription = await this.subscriptions.findById(principal.organizationId, id);
+    const subscription = await this.webhooks.subscription(principal.organizationId, id);
     if (!subscription) throw subscriptionNotFound(id);
     return subscription;
   }
@@ -71,7 +71,7 @@ export class WebhookSubscriptionsController {
   @ApiNoContentResponse({ description: 'Deleted; its pending deliveries are marked failed.' })
   @ApiErrors(403, 404)
   async delete(@Principal() principal: ApiPrincipal, @Param('id', new ZodValidationPipe(webhookIdParam)) id: string): Promise<void> {
-    if (!(await this.subscriptions.delete(principal.organizationId, id))) throw subscriptionNotFound(id);
+    if (!(await this.webhooks.unsubscribe(principal.organizationId, id))) throw subscriptionNotFound(id);
   }
 }
 

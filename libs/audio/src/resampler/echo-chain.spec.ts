@@ -2,7 +2,7 @@ import { bestLagSnr } from '../analysis/signal-metrics';
 import { sineTone } from '../analysis/tone';
 import { decodeMulaw, encodeMulaw } from '../codec/mulaw';
 import { StreamingResampler } from './streaming-resampler';
-import { KERNELS, resampleInChunks } from './resampler.test-support';
+import { KERNELS, resampleInChunks } from '@switchboard/testing';
 
 /**
  * The chain the end-to-end echo test runs, in miniature: a caller's tone arrives as mu-law at

@@ -1,6 +1,6 @@
 import { rmsDbfs, toneLevelDbfs } from '../analysis/signal-metrics';
 import { sineTone } from '../analysis/tone';
-import { KERNELS, resampleInFrames } from './resampler.test-support';
+import { KERNELS, resampleInFrames } from '@switchboard/testing';
 import type { ResamplerKernel } from './streaming-resampler';
 
 /**

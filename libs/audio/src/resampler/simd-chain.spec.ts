@@ -8,7 +8,7 @@ import { compileFirSimd, FIR_SIMD_MODULE_PATH, renderFirSimdModule } from './ker
 import { firSimdHeap } from './kernels/fir-simd-runtime';
 import { FIR_SIMD_WASM_BASE64 } from './kernels/fir-simd.wasm';
 import { planStages, QUALITY_TARGETS } from './resampler-plan';
-import { concat, CONVERSIONS, resampleInChunks, resampleInFrames } from './resampler.test-support';
+import { concatInt16 as concat, CONVERSIONS, resampleInChunks, resampleInFrames } from '@switchboard/testing';
 import { StreamingResampler, type ResamplerKernel } from './streaming-resampler';
 
 /**

@@ -2,7 +2,7 @@ import { AudioError } from '../audio-error';
 import { rmsDbfs } from '../analysis/signal-metrics';
 import { sineTone } from '../analysis/tone';
 import { StreamingResampler } from './streaming-resampler';
-import { CONVERSIONS, KERNELS, resampleInChunks } from './resampler.test-support';
+import { CONVERSIONS, KERNELS, resampleInChunks } from '@switchboard/testing';
 
 /** Band-limited test signal with some noise: exercises every tap, not just one frequency. */
 function testSignal(sampleRate: number, durationMs: number): Int16Array {

@@ -6,10 +6,9 @@
 import { encodeMulaw } from '@switchboard/audio';
 import type { AgentCallContext } from './agent-session';
 import { parseAgentConfig } from '../config/parse-agent-config';
-import { callerFrame, FakeAudioOutput, FakeCallControl, FakeTts, ScriptedAsr, ScriptedLlm, ScriptedVad, settle } from '../pipeline/pipeline-fakes.test-support';
+import { callerFrame, FakeAudioOutput, FakeCallControl, FakeTts, ScriptedAsr, ScriptedLlm, ScriptedSpeechEngine, ScriptedVad, settle } from '@switchboard/testing';
 import { PipelineAgentSession } from '../pipeline/pipeline-agent-session';
 import { RealtimeAgentSession } from '../realtime/realtime-agent-session';
-import { ScriptedSpeechEngine } from '../realtime/realtime-fakes.test-support';
 import { InMemoryConversationRecorder } from '../records/conversation-records';
 import { succeeded } from '../tools/tool-outcome';
 import type { AgentSession } from './agent-session';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { SECRET_NAME_PATTERN, SECRET_NAME_RULE } from '@switchboard/secrets/secret-name';
+import { SECRET_NAME_PATTERN, SECRET_NAME_RULE } from '@switchboard/secrets';
 import { OPERATOR_KEY_ENV_NAMES, operatorKeyEndpointProblem, VAULT_MIGRATION_HINT } from './secret-reference';
 import { TransferDestinationSchema, VoicemailConfigSchema } from './call-handoff.schema';
 

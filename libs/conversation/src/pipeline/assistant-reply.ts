@@ -1,6 +1,4 @@
-import { EngineError } from '@switchboard/inference/contracts';
-import type { LlmEngine, LlmUsage, ToolCall } from '@switchboard/inference/llm';
-import type { TtsEngine } from '@switchboard/inference/tts/tts-engine';
+import { EngineError, type LlmEngine, type LlmUsage, type ToolCall, type TtsEngine } from '@switchboard/inference';
 import type { AgentAudioOutput } from '../agent/agent-session';
 import type { CallClock } from '../call/call-clock';
 import { PlaybackTracker } from '../playback/playback-tracker';

@@ -1,5 +1,4 @@
-import { CallerAudio, TurnDetector, type SpeechStartedEvent, type TurnEndedEvent } from '@switchboard/inference/turn';
-import type { VadFrame } from '@switchboard/inference/vad';
+import { CallerAudio, type SpeechStartedEvent, TurnDetector, type TurnEndedEvent, type VadFrame } from '@switchboard/inference';
 import { CallClock } from '../call/call-clock';
 import type { AgentConfig } from '../config/agent-config.schema';
 import type { ConversationRecorder } from '../records/conversation-records';

@@ -1,4 +1,4 @@
-import type { ToolCall } from '@switchboard/inference/llm';
+import type { ToolCall } from '@switchboard/inference';
 import { ConversationHistory } from './conversation-history';
 
 const lookup: ToolCall = { id: 'call_1', type: 'function', function: { name: 'lookup_order', arguments: '{"orderId":"123456"}' } };

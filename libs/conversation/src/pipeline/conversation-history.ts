@@ -1,4 +1,4 @@
-import type { ChatMessage, ToolCall } from '@switchboard/inference/llm';
+import type { ChatMessage, ToolCall } from '@switchboard/inference';
 
 /**
  * The chat history the LLM sees. Assistant text is added as the caller *heard* it (barge-in

@@ -1,4 +1,4 @@
-import type { VadFrame } from '@switchboard/inference/vad';
+import type { VadFrame } from '@switchboard/inference';
 import { InterruptionDetector } from './interruption-detector';
 
 const CHUNK_MS = 32;

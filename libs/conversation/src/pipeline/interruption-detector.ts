@@ -1,5 +1,4 @@
-import { SpeechHysteresis } from '@switchboard/inference/turn';
-import type { VadFrame } from '@switchboard/inference/vad';
+import { SpeechHysteresis, type VadFrame } from '@switchboard/inference';
 
 /**
  * Decides when caller speech over the agent is a real interruption rather than a backchannel

@@ -1,11 +1,11 @@
 /**
- * A whole pipeline call on scripted engines (pipeline-call.test-support.ts): tools, engine failures,
+ * A whole pipeline call on scripted engines (libs/testing/src/conversation/pipeline-call.ts): tools, engine failures,
  * the idle caller, the maximum duration, and where utterances end.
  */
-import { EngineError } from '@switchboard/inference/contracts';
+import { EngineError } from '@switchboard/inference';
 import { succeeded } from '../tools/tool-outcome';
-import { assistant, DEFAULTS, FakeToolRunner, system, usePipelineCalls, user, type CallUnderTest } from './pipeline-call.test-support';
-import { gate, settle, type LlmStep } from './pipeline-fakes.test-support';
+import { assistant, DEFAULTS, FakeToolRunner, system, usePipelineCalls, user, type CallUnderTest } from '../../../testing/src/conversation/pipeline-call';
+import { gate, settle, type LlmStep } from '@switchboard/testing';
 
 describe('PipelineAgentSession', () => {
   const startCall = usePipelineCalls();

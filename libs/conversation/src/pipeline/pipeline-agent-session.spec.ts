@@ -1,9 +1,9 @@
 /**
- * A whole pipeline call on scripted engines (pipeline-call.test-support.ts): the first message, the
+ * A whole pipeline call on scripted engines (libs/testing/src/conversation/pipeline-call.ts): the first message, the
  * caller's turns, barge-in, keypad input, speculative replies, start-up and closing.
  */
-import { assistant, DEFAULTS, system, usePipelineCalls, user, type CallUnderTest } from './pipeline-call.test-support';
-import { gate, settle } from './pipeline-fakes.test-support';
+import { assistant, DEFAULTS, system, usePipelineCalls, user, type CallUnderTest } from '../../../testing/src/conversation/pipeline-call';
+import { gate, settle } from '@switchboard/testing';
 
 describe('PipelineAgentSession', () => {
   const startCall = usePipelineCalls();

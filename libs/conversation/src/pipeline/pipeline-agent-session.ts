@@ -1,4 +1,4 @@
-import { SpeechHysteresis, type TurnEndedEvent } from '@switchboard/inference/turn';
+import { SpeechHysteresis, type TurnEndedEvent } from '@switchboard/inference';
 import { AgentCore } from '../agent/agent-core';
 import type { AgentAudioOutput, AgentCallContext } from '../agent/agent-session';
 import { describeDtmfInput } from '../agent/dtmf-collector';

@@ -1,8 +1,4 @@
-import type { AsrEngine } from '@switchboard/inference/asr/asr-engine';
-import type { LlmEngine } from '@switchboard/inference/llm';
-import type { TtsEngine } from '@switchboard/inference/tts/tts-engine';
-import type { EndOfTurnClassifier } from '@switchboard/inference/turn';
-import type { VadStream } from '@switchboard/inference/vad';
+import type { AsrEngine, EndOfTurnClassifier, LlmEngine, TtsEngine, VadStream } from '@switchboard/inference';
 import type { AgentCallContext } from '../agent/agent-session';
 import type { AgentConfig } from '../config/agent-config.schema';
 

@@ -1,5 +1,5 @@
 import { StreamingResampler } from '@switchboard/audio';
-import type { AsrEngine, AsrSession } from '@switchboard/inference/asr/asr-engine';
+import type { AsrEngine, AsrSession } from '@switchboard/inference';
 
 /** Caller audio as the call edge gives it to a pipeline agent (the VAD's native rate). */
 const CALLER_SAMPLE_RATE = 8000;

@@ -1,4 +1,4 @@
-import type { SpeechToSpeechAudioEvent, SpeechToSpeechTranscriptEvent } from '@switchboard/inference/speech-to-speech';
+import type { SpeechToSpeechAudioEvent, SpeechToSpeechTranscriptEvent } from '@switchboard/inference';
 import type { AgentAudioOutput } from '../agent/agent-session';
 import type { CallClock } from '../call/call-clock';
 import { PlaybackTracker } from '../playback/playback-tracker';

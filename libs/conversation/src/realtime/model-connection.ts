@@ -1,4 +1,4 @@
-import type { SpeechToSpeechEngine, SpeechToSpeechSession } from '@switchboard/inference/speech-to-speech';
+import type { SpeechToSpeechEngine, SpeechToSpeechSession } from '@switchboard/inference';
 import type { AgentConfig } from '../config/agent-config.schema';
 import type { ToolRunner } from '../tools/tool-contracts';
 

@@ -1,5 +1,4 @@
-import type { SpeechToSpeechEngine } from '@switchboard/inference/speech-to-speech';
-import type { VadStream } from '@switchboard/inference/vad';
+import type { SpeechToSpeechEngine, VadStream } from '@switchboard/inference';
 import type { AgentAudioOutput, AgentCallContext, AgentDescriptor, AgentEngine, AgentSession } from '../agent/agent-session';
 import type { AgentConfig } from '../config/agent-config.schema';
 import { parseAgentConfig } from '../config/parse-agent-config';

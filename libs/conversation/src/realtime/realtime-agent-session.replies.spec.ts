@@ -1,9 +1,9 @@
 /**
- * A realtime call on scripted parts (realtime-call.test-support.ts): a slow tool and its filler
+ * A realtime call on scripted parts (libs/testing/src/conversation/realtime-call.ts): a slow tool and its filler
  * line, the model's audio on the call, and failed responses.
  */
-import { settle } from '../pipeline/pipeline-fakes.test-support';
-import { FILLER, SlowLookupTool, useRealtimeCalls, type CallUnderTest } from './realtime-call.test-support';
+import { settle } from '@switchboard/testing';
+import { FILLER, SlowLookupTool, useRealtimeCalls, type CallUnderTest } from '../../../testing/src/conversation/realtime-call';
 
 describe('RealtimeAgentSession', () => {
   const startCall = useRealtimeCalls();

@@ -1,10 +1,10 @@
 /**
- * A realtime call on scripted parts (realtime-call.test-support.ts): barge-in judged by the
+ * A realtime call on scripted parts (libs/testing/src/conversation/realtime-call.ts): barge-in judged by the
  * platform's VAD, the call without that VAD, and the caller's audio while the model connects.
  */
-import { ScriptedVad, gate, settle } from '../pipeline/pipeline-fakes.test-support';
-import { FailingVad, useRealtimeCalls } from './realtime-call.test-support';
-import { ScriptedSpeechEngine } from './realtime-fakes.test-support';
+import { ScriptedVad, gate, settle } from '@switchboard/testing';
+import { FailingVad, useRealtimeCalls } from '../../../testing/src/conversation/realtime-call';
+import { ScriptedSpeechEngine } from '@switchboard/testing';
 
 describe('RealtimeAgentSession', () => {
   const startCall = useRealtimeCalls();

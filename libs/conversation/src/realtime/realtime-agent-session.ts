@@ -5,8 +5,8 @@ import type {
   SpeechToSpeechResponseDoneEvent,
   SpeechToSpeechSession,
   SpeechToSpeechTranscriptEvent,
-} from '@switchboard/inference/speech-to-speech';
-import type { VadStream } from '@switchboard/inference/vad';
+  VadStream,
+} from '@switchboard/inference';
 import { AgentCore } from '../agent/agent-core';
 import type { AgentAudioOutput, AgentCallContext } from '../agent/agent-session';
 import { describeDtmfInput } from '../agent/dtmf-collector';

@@ -1,5 +1,4 @@
-import { CallerAudio, SpeechHysteresis } from '@switchboard/inference/turn';
-import type { VadStream } from '@switchboard/inference/vad';
+import { CallerAudio, SpeechHysteresis, type VadStream } from '@switchboard/inference';
 import { CallClock } from '../call/call-clock';
 import { InterruptionDetector } from '../pipeline/interruption-detector';
 import type { ConversationRecorder } from '../records/conversation-records';

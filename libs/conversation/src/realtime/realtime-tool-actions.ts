@@ -1,4 +1,4 @@
-import type { SpeechToSpeechSession, SpeechToSpeechToolCallEvent } from '@switchboard/inference/speech-to-speech';
+import type { SpeechToSpeechSession, SpeechToSpeechToolCallEvent } from '@switchboard/inference';
 import type { AgentCallContext } from '../agent/agent-session';
 import type { CallPolicy } from '../agent/call-policy';
 import type { CallClock } from '../call/call-clock';

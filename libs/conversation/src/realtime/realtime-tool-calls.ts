@@ -1,4 +1,4 @@
-import type { SpeechToSpeechToolCallEvent } from '@switchboard/inference/speech-to-speech';
+import type { SpeechToSpeechToolCallEvent } from '@switchboard/inference';
 import type { AgentCallContext } from '../agent/agent-session';
 import { CallClock } from '../call/call-clock';
 import { SLOW_TOOL_FILLER_AFTER_MS } from '../pipeline/assistant-reply';

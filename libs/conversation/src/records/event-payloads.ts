@@ -1,4 +1,4 @@
-import { EngineError } from '@switchboard/inference/contracts';
+import { EngineError } from '@switchboard/inference';
 
 /** An error as an event payload: engine errors keep their code and whether retrying may help. */
 export function errorPayload(error: unknown): Record<string, unknown> {

@@ -1,7 +1,7 @@
 import { Webhook } from 'standardwebhooks';
 import { ToolConfigSchema, type ToolConfig } from '../config/agent-config.schema';
 import { createToolRunner, DEFAULT_FILLER_MESSAGE } from './agent-tool-runner';
-import { FakeBusinessEndpoint } from './business-endpoint.test-support';
+import { FakeBusinessEndpoint } from '@switchboard/testing';
 import type { ToolCallContext } from './tool-contracts';
 
 const CRM_SECRET = `whsec_${Buffer.alloc(32, 5).toString('base64')}`;

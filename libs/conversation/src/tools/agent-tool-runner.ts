@@ -1,4 +1,4 @@
-import type { ToolDefinition } from '@switchboard/inference/llm';
+import type { ToolDefinition } from '@switchboard/inference';
 import type { ToolConfig, WebhookToolConfig } from '../config/agent-config.schema';
 import { endCallTool, transferCallTool } from './built-in-tools';
 import type { ArgumentValidator } from './tool-arguments';

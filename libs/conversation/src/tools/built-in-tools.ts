@@ -1,4 +1,4 @@
-import type { ToolDefinition } from '@switchboard/inference/llm';
+import type { ToolDefinition } from '@switchboard/inference';
 import type { WarmTransferPlan } from '../call/call-control';
 import type { EndCallToolConfig, TransferCallToolConfig } from '../config/agent-config.schema';
 import { WARM_TRANSFER_DEFAULTS, type TransferDestination } from '../config/call-handoff.schema';

@@ -1,4 +1,4 @@
-import type { ToolDefinition } from '@switchboard/inference/llm';
+import type { ToolDefinition } from '@switchboard/inference';
 import type { WarmTransferPlan } from '../call/call-control';
 
 /** Who is asking a tool to run. Sent to webhook tools so the business can tie it to the call. */

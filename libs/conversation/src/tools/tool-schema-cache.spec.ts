@@ -2,7 +2,7 @@ import { ToolConfigSchema, type ToolConfig } from '../config/agent-config.schema
 import { createToolRunner } from './agent-tool-runner';
 import type { ToolCallContext } from './tool-contracts';
 import { ToolSchemaCache } from './tool-schema';
-import { catastrophic, compiled, expectPatternsOnRe2, LINEAR_BOUND_MS, stringSchema, timed } from './tool-schema.test-support';
+import { catastrophic, compiled, expectPatternsOnRe2, LINEAR_BOUND_MS, stringSchema, timed } from '../../../testing/src/conversation/tool-schema-checks';
 
 describe('ArgumentValidator: validation cost per call', () => {
   it('refuses, quickly and unvalidated, arguments too large for a heavy schema, and still validates small ones', () => {

@@ -5,7 +5,7 @@ import {
   MAX_SCHEMA_DEPTH,
   MAX_SCHEMA_NODES,
 } from './tool-schema';
-import { catastrophic, compiled, expectPatternsOnRe2, LINEAR_BOUND_MS, refusals, stringSchema, timed } from './tool-schema.test-support';
+import { catastrophic, compiled, expectPatternsOnRe2, LINEAR_BOUND_MS, refusals, stringSchema, timed } from '../../../testing/src/conversation/tool-schema-checks';
 
 describe('compileToolSchema: patterns run in linear time', () => {
   it('validates a catastrophic `pattern` against 40 and 100 000 characters without backtracking', () => {

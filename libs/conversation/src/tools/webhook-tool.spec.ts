@@ -1,6 +1,6 @@
 import { OutboundRequestRefused } from '@switchboard/net';
 import { WebhookToolSchema, type WebhookToolConfig } from '../config/agent-config.schema';
-import { FakeBusinessEndpoint, signatureIsValid, type ReceivedRequest } from './business-endpoint.test-support';
+import { FakeBusinessEndpoint, type ReceivedRequest, signatureIsValid } from '@switchboard/testing';
 import type { ToolCallContext } from './tool-contracts';
 import { MAX_RESPONSE_BYTES, MAX_TEXT_RESULT_CHARS, WebhookTool } from './webhook-tool';
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { ToolDefinition } from '@switchboard/inference/llm';
+import type { ToolDefinition } from '@switchboard/inference';
 import { outboundRefusalOf } from '@switchboard/net';
 import type { WebhookToolConfig } from '../config/agent-config.schema';
 import { parseToolArguments, type ArgumentValidator } from './tool-arguments';

@@ -1,4 +1,4 @@
-import { chatCompletionEvents } from '@switchboard/testing/openai-fakes';
+import { chatCompletionEvents } from '@switchboard/testing';
 import { EngineError } from '../contracts';
 import { ChatStreamAssembler, type ChatStreamOutput } from './chat-stream-assembler';
 

@@ -1,6 +1,6 @@
 export type { BuiltinCatalogEntry, CatalogEntry, CatalogFile, HubCatalogEntry, ModelLicence, ModelTask } from './model-catalog.types';
 export { MODEL_CATALOG } from './catalog';
-export type { ChecksumSource, ManifestFile, ModelManifest } from './model-manifest';
+export { writeManifest, type ChecksumSource, type ManifestFile, type ModelManifest } from './model-manifest';
 export { ModelRegistry } from './model-registry';
 export type { FileVerification, ModelInstallState, ModelRegistryOptions, ModelStatus, VerifyResult } from './model-registry';
 export { pullModel } from './model-puller';
@@ -9,4 +9,4 @@ export { ModelPullError, type ModelPullErrorCode } from './model-pull.error';
 export { DEFAULT_HF_ENDPOINT, hubFileUrl } from './hub-url';
 export { MODEL_FEATURES, assessModelFeatures, describeModelFeatures } from './model-features';
 export type { FeatureState, ModelFeature } from './model-features';
-export { MANIFEST_FILE, PARTIAL_SUFFIX, isValidModelName } from './model-paths';
+export { MANIFEST_FILE, PARTIAL_SUFFIX, isValidModelName, modelFolder } from './model-paths';

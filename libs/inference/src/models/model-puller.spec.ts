@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { HubFileServer, type HubFixtureFile } from '@switchboard/testing/models';
+import { HubFileServer, type HubFixtureFile } from '@switchboard/testing';
 import type { HubCatalogEntry } from './model-catalog.types';
 import { ModelPullError } from './model-pull.error';
 import { type PullEvent, type PullOptions, pullModel } from './model-puller';

@@ -5,7 +5,7 @@
 import { performance } from 'node:perf_hooks';
 import type { ComputeUsageEntry, ModelHandle, ModelRunResult, TensorData } from '../contracts';
 import { defaultSileroModelPath } from '../vad/silero-vad';
-import { loadSpeech8k, silentLogger, SPEECH_FIXTURES } from '../vad/speech-fixtures.test-support';
+import { loadSpeech8k, silentLogger, SPEECH_FIXTURES } from '@switchboard/testing';
 import type { BatchRecord } from './inference-runtime-options';
 import { createInferenceRuntime, type OnnxInferenceRuntime } from './onnx-inference-runtime';
 

@@ -6,8 +6,7 @@ import { readWav } from '@switchboard/audio';
 import { LocalWhisperAsr } from '../asr/local';
 import type { TensorData } from '../contracts';
 import { LocalOnnxLlm } from '../llm/local';
-import { writeDecoderLlmStandIn, writeWhisperStandIn } from '../stand-in-models';
-import { WHISPER_DIMENSIONS } from '../stand-in-models/whisper-dimensions';
+import { WHISPER_DIMENSIONS, writeDecoderLlmStandIn, writeWhisperStandIn } from '@switchboard/testing';
 import { createInferenceRuntime, type OnnxInferenceRuntime } from '.';
 
 jest.setTimeout(60_000);

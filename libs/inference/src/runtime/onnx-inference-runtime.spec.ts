@@ -5,8 +5,7 @@ import { promisify } from 'node:util';
 import * as ts from 'typescript';
 import { EngineError, type TensorData } from '../contracts';
 import { defaultSileroModelPath } from '../vad/silero-vad';
-import { silentLogger } from '../vad/speech-fixtures.test-support';
-import { GATHER_TABLE, writeGatherModel } from './gather-model.test-support';
+import { GATHER_TABLE, silentLogger, writeGatherModel } from '@switchboard/testing';
 import { createInferenceRuntime, type OnnxInferenceRuntime } from './onnx-inference-runtime';
 
 jest.setTimeout(60_000);

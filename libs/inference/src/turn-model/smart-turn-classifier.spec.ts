@@ -4,8 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readWav } from '@switchboard/audio';
 import { createInferenceRuntime, type BatchRecord, type OnnxInferenceRuntime } from '../runtime';
-import { writePiperStandIn } from '../stand-in-models/piper-stand-in';
-import { writeSmartTurnStandIn } from '../stand-in-models/smart-turn-stand-in';
+import { writePiperStandIn, writeSmartTurnStandIn } from '@switchboard/testing';
 import { SmartTurnClassifier } from './smart-turn-classifier';
 
 jest.setTimeout(20_000);

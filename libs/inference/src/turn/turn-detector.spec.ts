@@ -5,7 +5,7 @@
 import type { RunContext } from '../contracts';
 import { createInferenceRuntime, type OnnxInferenceRuntime } from '../runtime';
 import { SileroVad } from '../vad/silero-vad';
-import { concat, loadSpeech8k, pushInFrames, silence, silentLogger, speechBoundsMs, whiteNoise } from '../vad/speech-fixtures.test-support';
+import { concatSpeech as concat, loadSpeech8k, pushInFrames, silence, silentLogger, speechBoundsMs, whiteNoise } from '@switchboard/testing';
 import type { VadFrame } from '../vad/vad-frame';
 import { pushAndCollect } from '../vad/vad-listeners';
 import type { EndOfTurnClassifier } from './end-of-turn-classifier';

@@ -3,7 +3,7 @@ import { EngineError } from '../contracts';
 import { createInferenceRuntime, type OnnxInferenceRuntime } from '../runtime';
 import { SileroVad } from './silero-vad';
 import { SileroVadStream } from './silero-vad-stream';
-import { concat, loadSpeech8k, pushInFrames, silence, silentLogger, SPEECH_FIXTURES, speechBoundsMs, whiteNoise } from './speech-fixtures.test-support';
+import { concatSpeech as concat, loadSpeech8k, pushInFrames, silence, silentLogger, SPEECH_FIXTURES, speechBoundsMs, whiteNoise } from '@switchboard/testing';
 import type { VadFrame } from './vad-frame';
 import { pushAndCollect } from './vad-listeners';
 

@@ -8,4 +8,4 @@ export {
   isCallStatus as isTwilioCallStatus,
   isTerminalCallStatus,
   type CallStatus as TwilioCallStatus,
-} from '@switchboard/telephony/status-callback';
+} from '@switchboard/telephony';

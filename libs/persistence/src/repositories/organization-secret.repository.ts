@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { PrismaService } from '../prisma.service';
 import { isUniqueViolation } from '../database-errors';
 import { invalidInput, PersistenceError } from '../persistence.errors';
-import { SECRET_NAME_PATTERN } from '@switchboard/secrets/secret-name';
+import { SECRET_NAME_PATTERN } from '@switchboard/secrets';
 import { isUuid } from '../uuid';
 
 export { SECRET_NAME_PATTERN };

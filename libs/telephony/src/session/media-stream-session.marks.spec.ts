@@ -1,4 +1,4 @@
-import { frame, started } from './media-stream-session.test-support';
+import { mulawFrame as frame, startedMediaStreamSession as started } from '@switchboard/testing';
 
 /** Marks land on frame boundaries; only the end of an utterance pads. */
 describe('MediaStreamSession: marks on frame boundaries', () => {

@@ -1,4 +1,4 @@
-import { frame, setup, started, STREAM_SID } from './media-stream-session.test-support';
+import { HARNESS_STREAM_SID as STREAM_SID, mulawFrame as frame, setupMediaStreamSession as setup, startedMediaStreamSession as started } from '@switchboard/testing';
 
 describe('MediaStreamSession: outbound', () => {
   it('refuses to send anything before start', () => {

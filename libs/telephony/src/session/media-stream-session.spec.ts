@@ -1,4 +1,4 @@
-import { ACCOUNT_SID, CALL_SID, FakeTwilio, frame, setup, started, STREAM_SID, TOKEN } from './media-stream-session.test-support';
+import { FakeTwilio, HARNESS_ACCOUNT_SID as ACCOUNT_SID, HARNESS_CALL_SID as CALL_SID, HARNESS_STREAM_SID as STREAM_SID, HARNESS_STREAM_TOKEN as TOKEN, mulawFrame as frame, setupMediaStreamSession as setup, startedMediaStreamSession as started } from '@switchboard/testing';
 
 describe('MediaStreamSession: inbound', () => {
   it('walks connected -> start -> media/dtmf/mark -> stop and reports each step', () => {

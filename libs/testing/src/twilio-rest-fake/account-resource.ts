@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { newSid } from '../twilio-caller/twilio-sid';
+import { newSid } from '@switchboard/simulated-caller';
 import { rfc2822 } from './call-resource';
 import type { FakeAccount } from './fake-twilio-rest-types';
 

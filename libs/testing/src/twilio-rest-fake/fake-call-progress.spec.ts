@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { computeTwilioSignature } from '../twilio-caller/twilio-signature';
+import { computeTwilioSignature } from '@switchboard/simulated-caller';
 import { FakeTwilioRestServer } from './fake-twilio-rest-server';
 
 /** The application Twilio calls back: records every signed form, answers TwiML fetches with `twiml`. */

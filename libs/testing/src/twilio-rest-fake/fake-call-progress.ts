@@ -1,4 +1,4 @@
-import { statusCallbackParams, voiceWebhookParams } from '../twilio-caller/twilio-webhook-params';
+import { statusCallbackParams, voiceWebhookParams } from '@switchboard/simulated-caller';
 import { FakeConferences, type ConferenceOutcome, type FakeConference } from './fake-conferences';
 import type { FakeCall, FakeCallStatus } from './fake-twilio-rest-types';
 import { FakeWebhookSender, type FakeWebhookDelivery } from './fake-webhook-sender';

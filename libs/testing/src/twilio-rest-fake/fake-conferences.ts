@@ -1,4 +1,4 @@
-import { newSid } from '../twilio-caller/twilio-sid';
+import { newSid } from '@switchboard/simulated-caller';
 import type { FakeConferenceNoun } from './twiml-program';
 
 export interface FakeConferenceParticipant {

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { newSid } from '../twilio-caller/twilio-sid';
+import { newSid } from '@switchboard/simulated-caller';
 import { accountResource, basicAuthorization, newAccount, type FakeNewAccount } from './account-resource';
 import { AUTHENTICATION_ERROR, callResource, errorBody, INTERNAL_ERROR, notFound } from './call-resource';
 import type {

@@ -1,4 +1,4 @@
-import { computeTwilioSignature } from '../twilio-caller/twilio-signature';
+import { computeTwilioSignature } from '@switchboard/simulated-caller';
 
 /** One callback the fake made (status callback, TwiML fetch, conference event), as it went. */
 export interface FakeWebhookDelivery {

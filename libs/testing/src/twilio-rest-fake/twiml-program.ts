@@ -1,5 +1,4 @@
-import { parseTwiml, type TwimlStream } from '../twilio-caller/twiml-parser';
-import { childElements, parseXml, textContent, type XmlElement } from '../twilio-caller/xml-reader';
+import { childElements, parseTwiml, parseXml, textContent, type TwimlStream, type XmlElement } from '@switchboard/simulated-caller';
 
 /** `<Dial><Conference>` as Twilio reads it, with Twilio's defaults for what the TwiML leaves out. */
 export interface FakeConferenceNoun {

@@ -1,9 +1,8 @@
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { MODEL_CATALOG, type HubCatalogEntry } from '@switchboard/inference/models';
-import { writeWhisperStandIn, type StandInSize } from '@switchboard/inference/stand-in-models';
-import { HubFileServer, type HubFixtureFile } from '@switchboard/testing';
+import { MODEL_CATALOG, type HubCatalogEntry } from '@switchboard/inference';
+import { HubFileServer, type HubFixtureFile, type StandInSize, writeWhisperStandIn } from '@switchboard/testing';
 import { runModelsCommand } from '../../models.command';
 
 const WHISPER = MODEL_CATALOG.find((entry): entry is HubCatalogEntry => entry.kind === 'hub' && entry.name === 'whisper-base.en') as HubCatalogEntry;

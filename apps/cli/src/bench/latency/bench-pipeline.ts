@@ -3,10 +3,8 @@
  * (one inference runtime and one model for all calls, a stream per call, as the server runs it)
  * and fake ASR/LLM/TTS engines with scripted delays.
  */
-import { parseAgentConfig, PipelineAgentEngine, type PipelineEngineResolver } from '@switchboard/conversation';
-import { createToolRunner } from '@switchboard/conversation/tools/agent-tool-runner';
-import { createInferenceRuntime, type OnnxInferenceRuntime } from '@switchboard/inference/runtime';
-import { SileroVad } from '@switchboard/inference/vad';
+import { createToolRunner, parseAgentConfig, PipelineAgentEngine, type PipelineEngineResolver } from '@switchboard/conversation';
+import { createInferenceRuntime, type OnnxInferenceRuntime, SileroVad } from '@switchboard/inference';
 import { EngineDelayLog } from './engine-delay-log';
 import { FakeAsrEngine } from './fake-asr-engine';
 import { FakeLlmEngine } from './fake-llm-engine';

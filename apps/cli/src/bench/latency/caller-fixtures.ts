@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { decodeMulaw } from '@switchboard/audio';
-import { SPEECH_FIXTURES, speechBoundsMs } from '@switchboard/inference/vad/speech-fixtures.test-support';
+import { SPEECH_FIXTURES, speechBoundsMs } from '@switchboard/testing';
 
 const FIXTURE_DIR = join(__dirname, '..', '..', '..', '..', '..', 'test', 'fixtures', 'speech');
 const SAMPLES_PER_MS = 8;

@@ -5,7 +5,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Worker } from 'node:worker_threads';
-import { launchWorkerBeside } from '@switchboard/inference/runtime/worker-launcher';
+import { launchWorkerBeside } from '@switchboard/inference';
 import {
   callOutcomeTimeoutMs,
   clockAnchor,

@@ -2,9 +2,8 @@
  * The end-of-turn report on the real Silero VAD and TurnDetector: the invariants its figures must
  * keep on the repository's fixtures, and that its counting sees a false cut-off where there is one.
  */
-import { createInferenceRuntime, type OnnxInferenceRuntime } from '@switchboard/inference/runtime';
-import { SileroVad } from '@switchboard/inference/vad';
-import { concat, loadSpeech8k, silence, silentLogger, SPEECH_FIXTURES, speechBoundsMs } from '@switchboard/inference/vad/speech-fixtures.test-support';
+import { createInferenceRuntime, type OnnxInferenceRuntime, SileroVad } from '@switchboard/inference';
+import { concatSpeech as concat, loadSpeech8k, silence, silentLogger, SPEECH_FIXTURES, speechBoundsMs } from '@switchboard/testing';
 import { END_OF_TURN_SETTINGS, formatEndOfTurnTable, measureEndOfTurn, runEndOfTurnReport, type EndOfTurnRow } from './end-of-turn-report';
 
 jest.setTimeout(120_000);

@@ -8,12 +8,10 @@
  * turn's end the detector knew: the silence the caller sits through before the agent can answer.
  */
 import { concatPcm16 } from '@switchboard/audio';
-import { createInferenceRuntime } from '@switchboard/inference/runtime';
-import { TurnDetector, type TurnEndedEvent } from '@switchboard/inference/turn';
-import { SileroVad } from '@switchboard/inference/vad';
+import { createInferenceRuntime, SileroVad, TurnDetector, type TurnEndedEvent } from '@switchboard/inference';
 // The fixtures' loader and their speech bounds (measured from the audio's energy) are the ones the
 // VAD and turn-detection specs check against; reusing them keeps one truth for these files.
-import { loadSpeech8k, pushInFrames, silence, speechBoundsMs, SPEECH_FIXTURES } from '@switchboard/inference/vad/speech-fixtures.test-support';
+import { loadSpeech8k, pushInFrames, silence, SPEECH_FIXTURES, speechBoundsMs } from '@switchboard/testing';
 
 const SAMPLES_PER_MS = 8;
 /** Silence after each utterance: longer than the longest setting plus a chunk, so every turn can end. */

@@ -1,5 +1,4 @@
-import type { AsrEngine, AsrPartial, AsrResult, AsrSession } from '@switchboard/inference/asr/asr-engine';
-import { EngineError } from '@switchboard/inference/contracts';
+import { type AsrEngine, type AsrPartial, type AsrResult, type AsrSession, EngineError } from '@switchboard/inference';
 import { questionText, type EngineDelayLog } from './engine-delay-log';
 import { waitUntil } from './precise-wait';
 

@@ -1,4 +1,4 @@
-import type { LlmEngine, LlmEvent, LlmRequest } from '@switchboard/inference/llm';
+import type { LlmEngine, LlmEvent, LlmRequest } from '@switchboard/inference';
 import { questionNumberIn, type EngineDelayLog } from './engine-delay-log';
 import { waitUntil } from './precise-wait';
 

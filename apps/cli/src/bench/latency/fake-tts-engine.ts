@@ -1,5 +1,4 @@
-import { QueuedTtsStream } from '@switchboard/inference/tts/remote';
-import type { TtsEngine, TtsStream } from '@switchboard/inference/tts/tts-engine';
+import { QueuedTtsStream, type TtsEngine, type TtsStream } from '@switchboard/inference';
 import type { EngineDelayLog } from './engine-delay-log';
 import { waitUntil } from './precise-wait';
 

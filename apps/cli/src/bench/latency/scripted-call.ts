@@ -8,7 +8,7 @@
  * `server`, which asks the main thread, where the server and its recorders are.
  */
 import { STREAM_PARAM_CALL_ID, STREAM_PARAM_TOKEN } from '@switchboard/telephony';
-import { SimulatedTwilioCall } from '@switchboard/testing';
+import { SimulatedTwilioCall } from '@switchboard/simulated-caller';
 import type { CallerFixtures, CallerUtterance } from './caller-fixtures';
 import type { CallerSideOutcome, CallRequest } from './caller-protocol';
 import { STEP_TIMEOUT_MS } from './latency-bench-settings';

@@ -4,8 +4,7 @@
  * scheduler and worker thread), and each batch the runtime ran (how long its first request waited
  * for others, its run time, its rows). Diagnostics only: no target is checked on them.
  */
-import type { BatchRecord } from '@switchboard/inference/runtime';
-import type { VadStream } from '@switchboard/inference/vad';
+import type { BatchRecord, VadStream } from '@switchboard/inference';
 import { distribution, type Distribution } from './latency-stats';
 
 export interface VadTimingFigures {

@@ -1,6 +1,6 @@
 import WebSocket from 'ws';
 import { REPLY_WAIT_MAX_MS } from './load-settings';
-import { computeTwilioSignature, localMediaUrl, newSid, parseTwiml, voiceWebhookParams } from '@switchboard/testing';
+import { computeTwilioSignature, localMediaUrl, newSid, parseTwiml, voiceWebhookParams } from '@switchboard/simulated-caller';
 
 /** 20 ms of 8 kHz mu-law. */
 export const FRAME_BYTES = 160;

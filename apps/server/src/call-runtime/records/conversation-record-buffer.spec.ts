@@ -2,7 +2,7 @@ import type {
   ToolInvocationRecord,
   TranscriptTurnRecord,
   TurnLatencyRecord,
-} from '@switchboard/conversation/records/conversation-records';
+} from '@switchboard/conversation';
 import { PersistenceError, type CallEventInput } from '@switchboard/persistence';
 import type { PinoLogger } from 'nestjs-pino';
 import { CallEventBuffer } from './call-event-buffer';

@@ -3,7 +3,7 @@ import type {
   ToolInvocationRecord,
   TranscriptTurnRecord,
   TurnLatencyRecord,
-} from '@switchboard/conversation/records/conversation-records';
+} from '@switchboard/conversation';
 import { isRetryableDatabaseError, PersistenceError, type ConversationRecordRepository } from '@switchboard/persistence';
 import type { PinoLogger } from 'nestjs-pino';
 import type { CallEventBuffer } from './call-event-buffer';

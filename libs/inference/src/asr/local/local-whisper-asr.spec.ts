@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { readWav } from '@switchboard/audio';
 import { EngineError } from '../../contracts';
 import { createInferenceRuntime, type OnnxInferenceRuntime } from '../../runtime';
-import { writeWhisperStandIn } from '../../stand-in-models/whisper-stand-in';
+import { writeWhisperStandIn } from '@switchboard/testing';
 import type { AsrPartial } from '../asr-engine';
 import { LocalWhisperAsr } from './local-whisper-asr';
 import type { Transcription } from './whisper-transcriber';

@@ -5,8 +5,7 @@ import { join } from 'node:path';
 import { readWav } from '@switchboard/audio';
 import { EngineError, type InferenceRuntime, type ModelHandle, type TensorData } from '../../contracts';
 import { createInferenceRuntime, SEQUENCE_LOST_MESSAGE, type BatchRecord, type OnnxInferenceRuntime } from '../../runtime';
-import { WHISPER_DIMENSIONS } from '../../stand-in-models/whisper-dimensions';
-import { writeWhisperStandIn } from '../../stand-in-models/whisper-stand-in';
+import { WHISPER_DIMENSIONS, writeWhisperStandIn } from '@switchboard/testing';
 import { LocalWhisperAsr } from './local-whisper-asr';
 
 jest.setTimeout(30_000);

@@ -1,6 +1,5 @@
 import { EngineError } from '../../contracts';
-import { WHISPER_DIMENSIONS } from '../../stand-in-models/whisper-dimensions';
-import { buildWhisperVocabulary } from '../../stand-in-models/whisper-vocabulary';
+import { buildWhisperVocabulary, WHISPER_DIMENSIONS } from '@switchboard/testing';
 import { ByteLevelBpeTokenizer } from './byte-level-bpe-tokenizer';
 import { WhisperSpecialTokens } from './whisper-special-tokens';
 

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { readWav } from '@switchboard/audio';
-import { FakeOpenAiServer } from '@switchboard/testing/openai-fakes';
+import { FakeOpenAiServer } from '@switchboard/testing';
 import { CircuitBreakerRegistry } from '../../remote/circuit-breaker-registry';
 import type { RemotePolicyOverrides } from '../../remote/remote-policy-options';
 import { OpenAiTranscriptionAsr, type OpenAiTranscriptionAsrOptions } from './openai-transcription-asr';

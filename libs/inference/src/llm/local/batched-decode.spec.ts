@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ModelHandle } from '../../contracts';
 import { createInferenceRuntime, type BatchRecord, type OnnxInferenceRuntime } from '../../runtime';
-import { writeDecoderLlmStandIn } from '../../stand-in-models';
+import { writeDecoderLlmStandIn } from '@switchboard/testing';
 import type { LlmEvent } from '../llm-engine';
 import { KvCacheSequence } from './kv-cache-sequence';
 import { LocalOnnxLlm } from './local-onnx-llm';

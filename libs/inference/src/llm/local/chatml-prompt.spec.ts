@@ -1,4 +1,4 @@
-import { DECODER_LLM_CHAT_TEMPLATES } from '../../stand-in-models/decoder-llm-chat-templates';
+import { DECODER_LLM_CHAT_TEMPLATES } from '@switchboard/testing';
 import type { ChatMessage } from '../llm-engine';
 import { detectChatTemplate } from './chat-template';
 import { ChatMlPromptRenderer } from './chatml-prompt';

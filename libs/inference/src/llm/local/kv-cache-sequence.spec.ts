@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ModelHandle } from '../../contracts';
 import { createInferenceRuntime, type OnnxInferenceRuntime } from '../../runtime';
-import { writeDecoderLlmStandIn } from '../../stand-in-models';
+import { writeDecoderLlmStandIn } from '@switchboard/testing';
 import { KvCacheSequence, type DecoderCacheShape } from './kv-cache-sequence';
 import { readLlmModelFolder, type LlmModelFolder } from './llm-model-folder';
 

@@ -1,5 +1,5 @@
 import { byteCharsToBytes } from '../../asr/local/byte-level-encoding';
-import { buildDecoderLlmVocabulary, QWEN2_SPLIT_PATTERN } from '../../stand-in-models/decoder-llm-vocabulary';
+import { buildDecoderLlmVocabulary, QWEN2_SPLIT_PATTERN } from '@switchboard/testing';
 import { LlmTokenizer } from './llm-tokenizer';
 import { compileNormalizer, compilePreTokenizer, toJsRegexSource } from './pre-tokenizer';
 

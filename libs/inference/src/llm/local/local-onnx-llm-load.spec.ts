@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EngineError } from '../../contracts';
 import { createInferenceRuntime, type OnnxInferenceRuntime } from '../../runtime';
-import { writeDecoderLlmStandIn } from '../../stand-in-models';
+import { writeDecoderLlmStandIn } from '@switchboard/testing';
 import type { LlmEvent, LlmRequest, ToolDefinition } from '../llm-engine';
 import { LocalOnnxLlm } from './local-onnx-llm';
 

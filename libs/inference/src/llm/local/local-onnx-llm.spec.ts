@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EngineError, type ComputeUsageEntry } from '../../contracts';
 import { createInferenceRuntime, type OnnxInferenceRuntime } from '../../runtime';
-import { DECODER_LLM_TOOL_REPLY, writeDecoderLlmStandIn } from '../../stand-in-models';
+import { DECODER_LLM_TOOL_REPLY, writeDecoderLlmStandIn } from '@switchboard/testing';
 import type { ChatMessage, LlmEvent, LlmRequest, ToolDefinition } from '../llm-engine';
 import { LocalOnnxLlm } from './local-onnx-llm';
 import { LlmTokenizer } from './llm-tokenizer';

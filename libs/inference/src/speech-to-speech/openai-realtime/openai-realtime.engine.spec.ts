@@ -1,5 +1,5 @@
 import { inspect } from 'node:util';
-import { FakeRealtimeServer } from '@switchboard/testing/realtime-fake';
+import { FakeRealtimeServer } from '@switchboard/testing';
 import { EngineError } from '../../contracts/engine-error';
 import { CircuitBreakerRegistry } from '../../remote/circuit-breaker-registry';
 import type { SpeechToSpeechConnectOptions, SpeechToSpeechSession } from '../speech-to-speech-engine';

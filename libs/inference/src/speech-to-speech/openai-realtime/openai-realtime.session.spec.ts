@@ -1,4 +1,4 @@
-import { DEFAULT_FAKE_USAGE, FakeRealtimeServer, recognisableMulawChunks } from '@switchboard/testing/realtime-fake';
+import { DEFAULT_FAKE_USAGE, FakeRealtimeServer, recognisableMulawChunks } from '@switchboard/testing';
 import { EngineError } from '../../contracts/engine-error';
 import { CircuitBreakerRegistry } from '../../remote/circuit-breaker-registry';
 import type {

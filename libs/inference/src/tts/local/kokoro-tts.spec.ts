@@ -2,7 +2,7 @@ import { cp, mkdtemp, rm, unlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInferenceRuntime, type OnnxInferenceRuntime } from '../../runtime';
-import { writeKokoroStandIn } from '../../stand-in-models/kokoro-stand-in';
+import { writeKokoroStandIn } from '@switchboard/testing';
 import type { TtsStream } from '../tts-engine';
 import { chunkAtSpaces, KokoroTts } from './kokoro-tts';
 import { PlainCharacterPhonemizer } from './phonemizer';

@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInferenceRuntime, type OnnxInferenceRuntime } from '../../runtime';
-import { writePiperStandIn } from '../../stand-in-models/piper-stand-in';
+import { writePiperStandIn } from '@switchboard/testing';
 import type { TtsStream } from '../tts-engine';
 import { PlainCharacterPhonemizer } from './phonemizer';
 import { PiperTts } from './piper-tts';

@@ -1,4 +1,4 @@
-import { FakeOpenAiServer } from '@switchboard/testing/openai-fakes';
+import { FakeOpenAiServer } from '@switchboard/testing';
 import { EngineError } from '../../contracts';
 import { CircuitBreakerRegistry } from '../../remote/circuit-breaker-registry';
 import type { RemotePolicyOverrides } from '../../remote/remote-policy-options';

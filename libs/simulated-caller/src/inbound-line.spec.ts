@@ -1,4 +1,4 @@
-import { FakeScheduler } from './fake-scheduler';
+import { FakeScheduler } from '@switchboard/testing';
 import { FRAME_BYTES, InboundFrameSink, InboundLine } from './inbound-line';
 import { MULAW_SILENCE } from '@switchboard/audio';
 

@@ -1,7 +1,12 @@
+/**
+ * @switchboard/simulated-caller: a caller that dials the server exactly as Twilio would (signed
+ * voice webhook, TwiML, the media stream socket, status callbacks). It ships with `npm run call`
+ * and drives the end-to-end specs. Written from Twilio's protocol description, it does not import
+ * `libs/telephony`, so a protocol bug in the server's own library cannot hide on both sides.
+ */
 export { CallLatencyTracker, type LatencySummary, type TurnLatency } from './call-latency';
 export type { CallResult } from './call-result';
 export { FRAME_BYTES, FRAME_DURATION_MS, type DtmfPress, type UtteranceOptions, type UtteranceTiming } from './inbound-line';
-export { FakeScheduler } from './fake-scheduler';
 export { localMediaUrl } from './media-url';
 export { PacedSender, systemScheduler, type PacedSenderOptions, type PacedTick, type TimerScheduler } from './paced-sender';
 export { placeCall, type PlaceCallOptions } from './place-call';
@@ -25,3 +30,4 @@ export {
   type CallStatus,
 } from './twilio-webhook-params';
 export { waitForEvent } from './wait-for-event';
+export { childElements, parseXml, textContent, type XmlElement } from './xml-reader';

@@ -1,4 +1,4 @@
-import { TimerScheduler } from './paced-sender';
+import type { TimerScheduler } from '@switchboard/simulated-caller';
 
 interface FakeTimer {
   id: number;

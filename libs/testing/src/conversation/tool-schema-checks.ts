@@ -1,6 +1,6 @@
 /** Helpers of the tool-schema specs: compiling a schema that must compile (or be refused), and timing a run. */
-import type { ArgumentValidator } from './tool-arguments';
-import { compileToolSchema, type ToolSchemaProblem } from './tool-schema';
+import type { ArgumentValidator } from '../../../conversation/src/tools/tool-arguments';
+import { compileToolSchema, type ToolSchemaProblem } from '../../../conversation/src/tools/tool-schema';
 
 /** A schema of one string property `value` with these extra keywords. */
 export function stringSchema(keywords: Record<string, unknown>): Record<string, unknown> {

@@ -1,5 +1,5 @@
 import { validateRequest } from 'twilio';
-import { LoopbackMediaServer } from './loopback-media-server';
+import { LoopbackMediaServer } from '@switchboard/testing';
 import { placeCall } from './place-call';
 import { MULAW_SILENCE } from '@switchboard/audio';
 

@@ -5,15 +5,15 @@
  * QueuedTtsStream, and the call's playback buffer is a fake output whose marks the test echoes.
  * Time is Jest's fake clock: 20 ms of caller audio per 20 ms.
  */
-import type { ChatMessage, ToolDefinition } from '@switchboard/inference/llm';
-import type { AgentCallContext } from '../agent/agent-session';
-import type { AgentConfigInput } from '../config/agent-config.schema';
-import { parseAgentConfig } from '../config/parse-agent-config';
-import { InMemoryConversationRecorder } from '../records/conversation-records';
-import type { ToolCallContext, ToolInvocation, ToolOutcome, ToolRunner } from '../tools/tool-contracts';
-import { failed } from '../tools/tool-outcome';
-import { PipelineAgentSession } from './pipeline-agent-session';
-import { callerFrame, FakeAudioOutput, FakeCallControl, FakeTts, ScriptedAsr, ScriptedLlm, ScriptedVad, settle, useCallPerTest } from './pipeline-fakes.test-support';
+import type { ChatMessage, ToolDefinition } from '@switchboard/inference';
+import type { AgentCallContext } from '../../../conversation/src/agent/agent-session';
+import type { AgentConfigInput } from '../../../conversation/src/config/agent-config.schema';
+import { parseAgentConfig } from '../../../conversation/src/config/parse-agent-config';
+import { InMemoryConversationRecorder } from '../../../conversation/src/records/conversation-records';
+import type { ToolCallContext, ToolInvocation, ToolOutcome, ToolRunner } from '../../../conversation/src/tools/tool-contracts';
+import { failed } from '../../../conversation/src/tools/tool-outcome';
+import { PipelineAgentSession } from '../../../conversation/src/pipeline/pipeline-agent-session';
+import { callerFrame, FakeAudioOutput, FakeCallControl, FakeTts, ScriptedAsr, ScriptedLlm, ScriptedVad, settle, useCallPerTest } from './pipeline-fakes';
 
 const SYSTEM_PROMPT = 'You answer calls for Acme. The caller is {{caller.number}}.';
 const RENDERED_SYSTEM_PROMPT = 'You answer calls for Acme. The caller is +15550001111.';

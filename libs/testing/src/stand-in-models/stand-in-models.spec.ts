@@ -1,9 +1,9 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInferenceRuntime } from '../runtime';
+import { createInferenceRuntime } from '@switchboard/inference';
 import { buildStandInModels, type StandInModelPaths } from './build-stand-in-models';
-import { onnxSignature } from './onnx-signature.test-support';
+import { onnxSignature } from './onnx-signature';
 import { writeSmartTurnStandIn } from './smart-turn-stand-in';
 
 describe('stand-in models (small)', () => {

@@ -1,4 +1,4 @@
-import { BYTE_TO_CHAR, byteCharsToBytes, pretokenize } from '../asr/local/byte-level-encoding';
+import { BYTE_TO_CHAR, byteCharsToBytes, pretokenize } from '@switchboard/inference';
 
 /**
  * The byte-level BPE base shared by the stand-in tokenizers (Whisper's and the chat LLM's): the

@@ -1,5 +1,5 @@
 import { createServer } from 'node:net';
-import { LoopbackMediaServer } from './loopback-media-server';
+import { LoopbackMediaServer } from '@switchboard/testing';
 import { SimulatedTwilioCall } from './simulated-call';
 import type { SimulatedTwilioCallOptions } from './simulated-call.options';
 

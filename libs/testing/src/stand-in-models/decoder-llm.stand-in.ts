@@ -1,6 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { LlmTokenizer } from '../llm/local/llm-tokenizer';
+import { LlmTokenizer } from '@switchboard/inference';
 import { DECODER_LLM_CHAT_TEMPLATES, type DecoderLlmChatTemplate } from './decoder-llm-chat-templates';
 import { buildDecoderLlmGraph, type DecoderLlmDimensions } from './decoder-llm-graph';
 import { buildDecoderLlmVocabulary } from './decoder-llm-vocabulary';

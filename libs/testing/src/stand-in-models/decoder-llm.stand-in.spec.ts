@@ -1,9 +1,9 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LlmTokenizer } from '../llm/local/llm-tokenizer';
+import { LlmTokenizer } from '@switchboard/inference';
 import { writeDecoderLlmStandIn } from './decoder-llm.stand-in';
-import { onnxSignature } from './onnx-signature.test-support';
+import { onnxSignature } from './onnx-signature';
 
 describe('decoder-only chat LLM stand-in (small)', () => {
   let dir: string;

@@ -1,5 +1,4 @@
-import { StreamingResampler, type ResamplerOptions } from './streaming-resampler';
-import { concatPcm16 } from '../frames/concat-samples';
+import { concatPcm16, StreamingResampler, type ResamplerOptions } from '@switchboard/audio';
 
 /** Both kernels: every behavioural spec runs on each (outputs differ between them by rounding only). */
 export const KERNELS = ['wasm-simd', 'typescript'] as const;

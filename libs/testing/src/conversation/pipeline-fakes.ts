@@ -3,14 +3,9 @@
  * runs on, so its specs can drive a whole call (caller audio, transcripts, model tokens, synthesis,
  * the call's mark echoes) deterministically and look at everything it did.
  */
-import type { AsrEngine, AsrPartial, AsrResult, AsrSession } from '@switchboard/inference/asr/asr-engine';
-import { EngineError } from '@switchboard/inference/contracts';
-import type { LlmEngine, LlmEvent, LlmRequest } from '@switchboard/inference/llm';
-import { QueuedTtsStream } from '@switchboard/inference/tts/remote';
-import type { TtsEngine, TtsStream } from '@switchboard/inference/tts/tts-engine';
-import { VadListeners, type VadFrame, type VadListener, type VadStream } from '@switchboard/inference/vad';
-import type { AgentAudioOutput } from '../agent/agent-session';
-import type { CallControl } from '../call/call-control';
+import type { AgentAudioOutput, CallControl } from '@switchboard/conversation';
+import type { AsrEngine, AsrPartial, AsrResult, AsrSession, LlmEngine, LlmEvent, LlmRequest, TtsEngine, TtsStream, VadFrame, VadListener, VadStream } from '@switchboard/inference';
+import { EngineError, QueuedTtsStream, VadListeners } from '@switchboard/inference';
 
 /** Captured at load, before a spec installs fake timers, so `settle()` still yields to the event loop. */
 const realSetImmediate = setImmediate;

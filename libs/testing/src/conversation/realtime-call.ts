@@ -5,16 +5,16 @@
  * whose marks the test echoes. Time is Jest's fake clock: 20 ms of caller audio per 20 ms.
  */
 import { encodeMulaw } from '@switchboard/audio';
-import type { VadStream } from '@switchboard/inference/vad';
-import type { AgentCallContext } from '../agent/agent-session';
-import type { AgentConfigInput } from '../config/agent-config.schema';
-import { parseAgentConfig } from '../config/parse-agent-config';
-import { callerFrame, FakeAudioOutput, FakeCallControl, gate, ScriptedVad, settle, useCallPerTest } from '../pipeline/pipeline-fakes.test-support';
-import { InMemoryConversationRecorder } from '../records/conversation-records';
-import type { ToolInvocation, ToolOutcome, ToolRunner } from '../tools/tool-contracts';
-import { succeeded } from '../tools/tool-outcome';
-import { RealtimeAgentSession } from './realtime-agent-session';
-import { ScriptedSpeechEngine, type ScriptedSpeechSession } from './realtime-fakes.test-support';
+import type { VadStream } from '@switchboard/inference';
+import type { AgentCallContext } from '../../../conversation/src/agent/agent-session';
+import type { AgentConfigInput } from '../../../conversation/src/config/agent-config.schema';
+import { parseAgentConfig } from '../../../conversation/src/config/parse-agent-config';
+import { callerFrame, FakeAudioOutput, FakeCallControl, gate, ScriptedVad, settle, useCallPerTest } from './pipeline-fakes';
+import { InMemoryConversationRecorder } from '../../../conversation/src/records/conversation-records';
+import type { ToolInvocation, ToolOutcome, ToolRunner } from '../../../conversation/src/tools/tool-contracts';
+import { succeeded } from '../../../conversation/src/tools/tool-outcome';
+import { RealtimeAgentSession } from '../../../conversation/src/realtime/realtime-agent-session';
+import { ScriptedSpeechEngine, type ScriptedSpeechSession } from './realtime-fakes';
 export const FILLER = 'One moment while I look that up.';
 
 /** One webhook-like tool with a filler line, answering when the test opens its gate. */

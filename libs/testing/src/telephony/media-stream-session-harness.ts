@@ -6,10 +6,11 @@ import type {
   ProtocolErrorEvent,
   StreamStartedEvent,
   StreamStoppedEvent,
-} from './media-stream-events';
-import { MediaStreamSession, type MediaStreamSessionOptions } from './media-stream-session';
+  MediaStreamSessionOptions,
+} from '@switchboard/telephony';
+import { MediaStreamSession } from '@switchboard/telephony';
 
-/** Test support for the MediaStreamSession specs (not exported from the library). */
+/** Test support for the MediaStreamSession specs and the server's media specs built on a session. */
 
 export const STREAM_SID = 'MZ18ad3ab5a668481ce02b83e7395059f0';
 export const CALL_SID = 'CA5b8c5a5f2b6e1f0c2a1b0e9d8c7b6a5f';

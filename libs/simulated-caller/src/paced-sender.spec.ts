@@ -1,4 +1,4 @@
-import { FakeScheduler } from './fake-scheduler';
+import { FakeScheduler } from '@switchboard/testing';
 import { PacedSender, PacedTick } from './paced-sender';
 
 describe('PacedSender', () => {

@@ -12,8 +12,8 @@ import type {
   SpeechToSpeechSession,
   SpeechToSpeechSessionEvents,
   SpeechToSpeechUsage,
-} from '@switchboard/inference/speech-to-speech';
-import { zeroUsage } from '@switchboard/inference/speech-to-speech';
+} from '@switchboard/inference';
+import { zeroUsage } from '@switchboard/inference';
 
 const NO_USAGE: Readonly<SpeechToSpeechUsage> = Object.freeze(zeroUsage());
 
