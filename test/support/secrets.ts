@@ -1,4 +1,4 @@
-import { generateSigningSecret } from '@switchboard/conversation';
+import { generateSigningSecret } from '@switchboard/secrets';
 import type { TestServer } from './test-server';
 
 /**

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { BadRequestException } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { loadAppConfig, type AppConfig } from '@switchboard/config';
-import { AgentConfigError, parseAgentConfig } from '@switchboard/conversation';
+import { AgentConfigError, parseAgentConfig } from '@switchboard/agent-config';
 import { AgentRepository, DatabaseModule, OrganizationRepository, OrganizationSecretRepository, PhoneNumberRepository } from '@switchboard/persistence';
 import { AgentConfigValidator, type ConfigProblem } from '../../server/src/agents-api/agent-config-validation';
 import { DEFAULT_ORGANIZATION_NAME } from '../../server/src/bootstrap/bootstrap.service';

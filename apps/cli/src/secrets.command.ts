@@ -1,6 +1,6 @@
 import { NestFactory } from '@nestjs/core';
 import { loadAppConfig, type AppConfig } from '@switchboard/config';
-import { generateSigningSecret } from '@switchboard/conversation';
+import { generateSigningSecret } from '@switchboard/secrets';
 import { DatabaseModule, OrganizationRepository, OrganizationSecretRepository, TwilioAccountRepository } from '@switchboard/persistence';
 import { reseal, SECRET_NAME_PATTERN, type SecretKeyRing } from '@switchboard/secrets';
 import { DEFAULT_ORGANIZATION_NAME } from '../../server/src/bootstrap/bootstrap.service';

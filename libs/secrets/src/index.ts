@@ -16,3 +16,4 @@ export {
 export type { SealedValue, SealedValueInput, SecretOpenFailure } from './sealed-value';
 export { SECRET_HINT_MIN_LENGTH, secretHint } from './secret-hint';
 export { SECRET_NAME_PATTERN, SECRET_NAME_RULE } from './secret-name';
+export * from './webhook-signature';

@@ -3,7 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadAppConfig } from '@switchboard/config';
-import { parseAgentConfig } from '@switchboard/conversation';
+import { parseAgentConfig } from '@switchboard/agent-config';
 import { createRepositories, createTestPrisma, testDatabaseUrl, uniqueE164 } from '../../support/database';
 import { TEST_SECRETS_ENCRYPTION_KEY } from '../../support/test-server';
 import { runAgentsCommand } from '../../../apps/cli/src/agents.command';

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadAppConfig } from '@switchboard/config';
-import { generateSigningSecret, isStandardWebhooksSecret } from '@switchboard/conversation';
+import { generateSigningSecret, isStandardWebhooksSecret } from '@switchboard/secrets';
 import { open, seal, SecretKeyRing } from '@switchboard/secrets';
 import { OrganizationSecretRepository } from '../../../libs/persistence/src/repositories/organization-secret.repository';
 import { TwilioAccountRepository } from '../../../libs/persistence/src/repositories/twilio-account.repository';

@@ -1,6 +1,6 @@
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
-import { parseAgentConfig } from '@switchboard/conversation';
+import { parseAgentConfig } from '@switchboard/agent-config';
 import { agentConfigJsonSchema } from './agent-config-json-schema';
 
 describe('agentConfigJsonSchema (GET /v1/agents/config-schema)', () => {

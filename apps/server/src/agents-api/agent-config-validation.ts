@@ -1,11 +1,7 @@
 import { BadRequestException, Injectable } from '@nestjs/common';
-import {
-  type AgentConfig,
-  AgentConfigError,
-  compileToolSchema,
-  isStandardWebhooksSecret,
-  parseAgentConfig,
-} from '@switchboard/conversation';
+import { compileToolSchema } from '@switchboard/conversation';
+import { isStandardWebhooksSecret } from '@switchboard/secrets';
+import { type AgentConfig, AgentConfigError, parseAgentConfig } from '@switchboard/agent-config';
 import { TenantOutbound } from '../outbound/outbound-guard.provider';
 import { SecretsService } from '../secrets/secrets.service';
 

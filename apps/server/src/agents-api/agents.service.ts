@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import { Injectable } from '@nestjs/common';
-import type { AgentConfig } from '@switchboard/conversation';
+import type { AgentConfig } from '@switchboard/agent-config';
 import {
   AgentRepository,
   type AgentConfigSnapshot,

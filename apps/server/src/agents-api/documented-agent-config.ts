@@ -1,4 +1,4 @@
-import { AgentConfigSchema, TransferDestinationSchema } from '@switchboard/conversation';
+import { AgentConfigSchema, TransferDestinationSchema } from '@switchboard/agent-config';
 import { z } from 'zod';
 
 /*

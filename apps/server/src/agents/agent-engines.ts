@@ -1,16 +1,7 @@
 import { Inject, Injectable, OnApplicationShutdown } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '@switchboard/config';
-import {
-  type AgentCallContext,
-  type AgentConfig,
-  type AgentEngine,
-  createToolRunner,
-  EchoAgentEngine,
-  PipelineAgentEngine,
-  RealtimeAgentEngine,
-  type ToolRunner,
-  ToolSchemaCache,
-} from '@switchboard/conversation';
+import { type AgentCallContext, type AgentEngine, createToolRunner, EchoAgentEngine, PipelineAgentEngine, RealtimeAgentEngine, type ToolRunner, ToolSchemaCache } from '@switchboard/conversation';
+import { type AgentConfig } from '@switchboard/agent-config';
 import { InferenceService } from '../inference/inference.service';
 import { TenantOutbound } from '../outbound/outbound-guard.provider';
 import { SecretsService } from '../secrets/secrets.service';

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { resolveOperatorKey } from '@switchboard/conversation';
+import { resolveOperatorKey } from '@switchboard/agent-config';
 import { SecretsService } from '../secrets/secrets.service';
 
 /** Why an engine cannot be built for a call: shown in the call's `error` event, so it names what to fix. */

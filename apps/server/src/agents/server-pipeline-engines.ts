@@ -1,10 +1,5 @@
-import {
-  type AgentConfig,
-  type EngineCallContext,
-  OPENAI_DEFAULT_BASE_URL,
-  type PipelineEngineResolver,
-  type PipelineEngines,
-} from '@switchboard/conversation';
+import { type EngineCallContext, type PipelineEngineResolver, type PipelineEngines } from '@switchboard/conversation';
+import { type AgentConfig, OPENAI_DEFAULT_BASE_URL } from '@switchboard/agent-config';
 import {
   type AsrEngine,
   EspeakProcessPhonemizer,

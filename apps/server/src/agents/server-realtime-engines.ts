@@ -1,4 +1,5 @@
-import type { AgentConfig, EngineCallContext } from '@switchboard/conversation';
+import type { EngineCallContext } from '@switchboard/conversation';
+import type { AgentConfig } from '@switchboard/agent-config';
 import { OpenAiRealtimeEngine, type SpeechToSpeechEngine } from '@switchboard/inference';
 import type { OutboundGuard } from '@switchboard/net';
 import { EngineCache } from './remote-engine-settings';

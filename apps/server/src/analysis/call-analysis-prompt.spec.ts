@@ -1,4 +1,5 @@
-import { AnalysisConfigSchema, compileToolSchema } from '@switchboard/conversation';
+import { compileToolSchema } from '@switchboard/conversation';
+import { AnalysisConfigSchema } from '@switchboard/agent-config';
 import { analysisMessages, correctionMessages, MAX_TRANSCRIPT_CHARS, readAnswer } from './call-analysis-prompt';
 
 const schema = { type: 'object', properties: { intent: { type: 'string', enum: ['hours', 'order'] }, orderId: { type: 'string', pattern: '^[0-9]{4}$' } }, required: ['intent'], additionalProperties: false };

@@ -1,4 +1,5 @@
-import type { AnalysisConfig, ArgumentValidator } from '@switchboard/conversation';
+import type { ArgumentValidator } from '@switchboard/conversation';
+import type { AnalysisConfig } from '@switchboard/agent-config';
 import type { ChatMessage } from '@switchboard/inference';
 import type { JsonValue } from '@switchboard/persistence';
 

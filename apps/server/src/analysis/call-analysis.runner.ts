@@ -1,11 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import {
-  type AnalysisConfig,
-  AnalysisConfigSchema,
-  type ArgumentValidator,
-  compileToolSchema,
-  describeSchemaProblems,
-} from '@switchboard/conversation';
+import { type ArgumentValidator, compileToolSchema, describeSchemaProblems } from '@switchboard/conversation';
+import { type AnalysisConfig, AnalysisConfigSchema } from '@switchboard/agent-config';
 import type { ChatMessage, LlmEngine } from '@switchboard/inference';
 import { CallRepository, type AnalysisResult, type ClaimedAnalysis } from '@switchboard/persistence';
 import { AgentEngines } from '../agents/agent-engines';

@@ -1,4 +1,4 @@
-import { parseAgentConfig } from '@switchboard/conversation';
+import { parseAgentConfig } from '@switchboard/agent-config';
 import type { ModelStatus } from '@switchboard/inference';
 import { planStarterAgent, STARTER_ASR_PULL_COMMAND, starterEngineSources } from './starter-agents';
 

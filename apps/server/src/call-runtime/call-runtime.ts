@@ -1,4 +1,5 @@
-import { AgentConfigError, type AgentCallContext, type AgentSession, type ConversationRecorder } from '@switchboard/conversation';
+import { type AgentCallContext, type AgentSession, type ConversationRecorder } from '@switchboard/conversation';
+import { AgentConfigError } from '@switchboard/agent-config';
 import type { StreamCallContext } from '@switchboard/persistence';
 import { hashStreamToken } from '@switchboard/telephony';
 import type { LiveCallLabels } from '../metrics/live-call-labels';

@@ -1,4 +1,4 @@
-import { voicemailMessage } from '@switchboard/conversation';
+import { voicemailMessage } from '@switchboard/agent-config';
 import { isE164, MACHINE_DETECTION_MODES } from '@switchboard/persistence';
 import { z } from 'zod';
 import { createApiDto } from '../openapi/api-schemas';

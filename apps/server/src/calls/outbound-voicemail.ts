@@ -1,5 +1,5 @@
 import { BadRequestException } from '@nestjs/common';
-import { VoicemailConfigSchema } from '@switchboard/conversation';
+import { VoicemailConfigSchema } from '@switchboard/agent-config';
 import type { AgentEngine } from '@switchboard/persistence';
 import type { PlaceCallBody } from './outbound-call-requests.schema';
 

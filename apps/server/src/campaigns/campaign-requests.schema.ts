@@ -1,4 +1,4 @@
-import { voicemailMessage } from '@switchboard/conversation';
+import { voicemailMessage } from '@switchboard/agent-config';
 import { CAMPAIGN_CONTACT_STATUSES, isE164, MACHINE_DETECTION_MODES, WEEKDAYS } from '@switchboard/persistence';
 import { z } from 'zod';
 import { MAX_CALL_VARIABLE_NAME_CHARS, MAX_CALL_VARIABLE_VALUE_CHARS, MAX_CALL_VARIABLES } from '../calls/outbound-call-requests.schema';

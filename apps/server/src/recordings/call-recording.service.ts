@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { rm } from 'node:fs/promises';
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '@switchboard/config';
-import { RecordingConfigSchema } from '@switchboard/conversation';
+import { RecordingConfigSchema } from '@switchboard/agent-config';
 import { CallRecordingRepository, type CallRecordingRecord } from '@switchboard/persistence';
 import { WAV_HEADER_BYTES } from '@switchboard/audio';
 import { CallAudioRecorder, RecordingSpoolFile, type ByteRange, type RecordingReadStream } from '@switchboard/recordings';

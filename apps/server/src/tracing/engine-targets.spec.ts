@@ -1,4 +1,4 @@
-import { parseAgentConfig } from '@switchboard/conversation';
+import { parseAgentConfig } from '@switchboard/agent-config';
 import { llmTarget, realtimeTarget, sttTarget, ttsTarget } from './engine-targets';
 
 describe('engine targets (provider label and model)', () => {

@@ -1,4 +1,4 @@
-import { type AgentConfig, operatorKeyEndpointProblem } from '@switchboard/conversation';
+import { type AgentConfig, operatorKeyEndpointProblem } from '@switchboard/agent-config';
 import type { EngineProvider } from '../metrics/engine-error-metrics';
 import type { EngineTarget } from './engine-observer';
 

@@ -1,5 +1,6 @@
 import { SpanStatusCode } from '@opentelemetry/api';
-import { createToolRunner, type ToolCallContext, type ToolConfig, ToolConfigSchema } from '@switchboard/conversation';
+import { createToolRunner, type ToolCallContext } from '@switchboard/conversation';
+import { type ToolConfig, ToolConfigSchema } from '@switchboard/agent-config';
 import { FakeBusinessEndpoint } from '@switchboard/testing';
 import { EngineObservers } from './engine-observer';
 import { observeTools, toolFailureOf } from './observed-tools';

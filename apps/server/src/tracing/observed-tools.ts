@@ -1,4 +1,5 @@
-import type { ToolConfig, ToolRunner } from '@switchboard/conversation';
+import type { ToolRunner } from '@switchboard/conversation';
+import type { ToolConfig } from '@switchboard/agent-config';
 import type { EngineFailure, EngineObserver, EngineTarget } from './engine-observer';
 import { ATTR, SPAN } from './span-attributes';
 

@@ -1,5 +1,5 @@
 import { generateWebhookSecret } from '@switchboard/persistence';
-import { isStandardWebhooksSecret, verifyWebhookSignature } from '@switchboard/conversation';
+import { isStandardWebhooksSecret, verifyWebhookSignature } from '@switchboard/secrets';
 import { Webhook } from 'standardwebhooks';
 import { buildWebhookRequest } from './webhook-request';
 

@@ -1,4 +1,4 @@
-import { signWebhook } from '@switchboard/conversation';
+import { signWebhook } from '@switchboard/secrets';
 
 export const WEBHOOK_USER_AGENT = 'Switchboard-Webhooks/1';
 

@@ -1,6 +1,6 @@
 import { CallClock } from '../call/call-clock';
-import type { AgentConfig } from '../config/agent-config.schema';
-import { promptVariablesOf, renderPromptTemplate, type PromptVariables } from '../config/prompt-variables';
+import type { AgentConfig } from '@switchboard/agent-config';
+import { promptVariablesOf, renderPromptTemplate, type PromptVariables } from '@switchboard/agent-config';
 import type { TranscriptSource } from '../records/conversation-records';
 import { errorPayload } from '../records/event-payloads';
 import type { AgentAudioOutput, AgentCallContext, AgentSession } from './agent-session';

@@ -1,4 +1,4 @@
-import { parseAgentConfig } from '../config/parse-agent-config';
+import { parseAgentConfig } from '@switchboard/agent-config';
 import { InMemoryConversationRecorder } from '../records/conversation-records';
 import type { CallControl } from '../call/call-control';
 import type { AgentCallContext } from './agent-session';

@@ -1,5 +1,5 @@
 import { CallControlError, type WarmTransferPlan } from '../call/call-control';
-import type { AgentConfig } from '../config/agent-config.schema';
+import type { AgentConfig } from '@switchboard/agent-config';
 import type { AgentCallContext } from './agent-session';
 
 /**

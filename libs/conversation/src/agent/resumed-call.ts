@@ -1,5 +1,5 @@
-import { WARM_TRANSFER_DEFAULTS } from '../config/call-handoff.schema';
-import type { AgentConfig } from '../config/agent-config.schema';
+import { WARM_TRANSFER_DEFAULTS } from '@switchboard/agent-config';
+import type { AgentConfig } from '@switchboard/agent-config';
 import type { ResumedCall } from './agent-session';
 
 /** The history a model gets back after a failed warm transfer is bounded (the edge loads at most this many turns). */

@@ -5,7 +5,7 @@
  */
 import { encodeMulaw } from '@switchboard/audio';
 import type { AgentCallContext } from './agent-session';
-import { parseAgentConfig } from '../config/parse-agent-config';
+import { parseAgentConfig } from '@switchboard/agent-config';
 import { callerFrame, FakeAudioOutput, FakeCallControl, FakeTts, ScriptedAsr, ScriptedLlm, ScriptedSpeechEngine, ScriptedVad, settle } from '@switchboard/testing';
 import { PipelineAgentSession } from '../pipeline/pipeline-agent-session';
 import { RealtimeAgentSession } from '../realtime/realtime-agent-session';

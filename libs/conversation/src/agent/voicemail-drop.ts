@@ -1,4 +1,4 @@
-import { renderPromptTemplate, type PromptVariables } from '../config/prompt-variables';
+import { renderPromptTemplate, type PromptVariables } from '@switchboard/agent-config';
 import type { AgentCallContext } from './agent-session';
 
 /**

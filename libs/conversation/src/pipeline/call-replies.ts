@@ -1,6 +1,6 @@
 import type { AgentAudioOutput, AgentCallContext } from '../agent/agent-session';
 import type { CallClock } from '../call/call-clock';
-import type { AgentConfig } from '../config/agent-config.schema';
+import type { AgentConfig } from '@switchboard/agent-config';
 import type { ToolRunner } from '../tools/tool-contracts';
 import { AssistantReply } from './assistant-reply';
 import type { ConversationHistory } from './conversation-history';

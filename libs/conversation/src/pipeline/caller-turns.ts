@@ -1,6 +1,6 @@
 import { CallerAudio, type SpeechStartedEvent, TurnDetector, type TurnEndedEvent, type VadFrame } from '@switchboard/inference';
 import { CallClock } from '../call/call-clock';
-import type { AgentConfig } from '../config/agent-config.schema';
+import type { AgentConfig } from '@switchboard/agent-config';
 import type { ConversationRecorder } from '../records/conversation-records';
 import type { PipelineEngines } from './pipeline-engines';
 import { TurnTranscription } from './turn-transcription';

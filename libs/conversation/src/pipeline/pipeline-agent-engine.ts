@@ -1,6 +1,6 @@
 import type { AgentAudioOutput, AgentCallContext, AgentDescriptor, AgentEngine, AgentSession } from '../agent/agent-session';
-import { parseAgentConfig } from '../config/parse-agent-config';
-import type { AgentConfig } from '../config/agent-config.schema';
+import { parseAgentConfig } from '@switchboard/agent-config';
+import type { AgentConfig } from '@switchboard/agent-config';
 import type { ToolRunner } from '../tools/tool-contracts';
 import type { PipelineEngineResolver } from './pipeline-engines';
 import { PipelineAgentSession } from './pipeline-agent-session';

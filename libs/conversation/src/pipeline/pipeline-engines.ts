@@ -1,6 +1,6 @@
 import type { AsrEngine, EndOfTurnClassifier, LlmEngine, TtsEngine, VadStream } from '@switchboard/inference';
 import type { AgentCallContext } from '../agent/agent-session';
-import type { AgentConfig } from '../config/agent-config.schema';
+import type { AgentConfig } from '@switchboard/agent-config';
 
 /** Which call engines are built for: its organization's secrets pay for them, its meters count them. */
 export type EngineCallContext = Pick<AgentCallContext, 'callId' | 'organizationId'>;

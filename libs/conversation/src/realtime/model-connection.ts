@@ -1,5 +1,5 @@
 import type { SpeechToSpeechEngine, SpeechToSpeechSession } from '@switchboard/inference';
-import type { AgentConfig } from '../config/agent-config.schema';
+import type { AgentConfig } from '@switchboard/agent-config';
 import type { ToolRunner } from '../tools/tool-contracts';
 
 /** The model's session, or why there is none (`failure`: the call's `error` event code). */

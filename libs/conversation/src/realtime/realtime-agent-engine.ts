@@ -1,7 +1,7 @@
 import type { SpeechToSpeechEngine, VadStream } from '@switchboard/inference';
 import type { AgentAudioOutput, AgentCallContext, AgentDescriptor, AgentEngine, AgentSession } from '../agent/agent-session';
-import type { AgentConfig } from '../config/agent-config.schema';
-import { parseAgentConfig } from '../config/parse-agent-config';
+import type { AgentConfig } from '@switchboard/agent-config';
+import { parseAgentConfig } from '@switchboard/agent-config';
 import type { EngineCallContext } from '../pipeline/pipeline-engines';
 import type { ToolRunner } from '../tools/tool-contracts';
 import { RealtimeAgentSession } from './realtime-agent-session';

@@ -1,5 +1,5 @@
 import { Webhook } from 'standardwebhooks';
-import { ToolConfigSchema, type ToolConfig } from '../config/agent-config.schema';
+import { ToolConfigSchema, type ToolConfig } from '@switchboard/agent-config';
 import { createToolRunner, DEFAULT_FILLER_MESSAGE } from './agent-tool-runner';
 import { FakeBusinessEndpoint } from '@switchboard/testing';
 import type { ToolCallContext } from './tool-contracts';

@@ -1,5 +1,5 @@
 import type { ToolDefinition } from '@switchboard/inference';
-import type { ToolConfig, WebhookToolConfig } from '../config/agent-config.schema';
+import type { ToolConfig, WebhookToolConfig } from '@switchboard/agent-config';
 import { endCallTool, transferCallTool } from './built-in-tools';
 import type { ArgumentValidator } from './tool-arguments';
 import type { ToolCallContext, ToolInvocation, ToolOutcome, ToolRunner } from './tool-contracts';

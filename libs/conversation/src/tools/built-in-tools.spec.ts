@@ -1,4 +1,4 @@
-import { EndCallToolSchema, TransferCallToolSchema } from '../config/agent-config.schema';
+import { EndCallToolSchema, TransferCallToolSchema } from '@switchboard/agent-config';
 import { endCallTool, MAX_TRANSFER_SUMMARY_CHARS, transferCallTool } from './built-in-tools';
 
 describe('end_call', () => {

@@ -1,7 +1,7 @@
 import type { ToolDefinition } from '@switchboard/inference';
 import type { WarmTransferPlan } from '../call/call-control';
-import type { EndCallToolConfig, TransferCallToolConfig } from '../config/agent-config.schema';
-import { WARM_TRANSFER_DEFAULTS, type TransferDestination } from '../config/call-handoff.schema';
+import type { EndCallToolConfig, TransferCallToolConfig } from '@switchboard/agent-config';
+import { WARM_TRANSFER_DEFAULTS, type TransferDestination } from '@switchboard/agent-config';
 import { parseToolArguments } from './tool-arguments';
 import type { ToolInvocation, ToolOutcome } from './tool-contracts';
 import { excerpt, failed, succeeded } from './tool-outcome';

@@ -1,4 +1,4 @@
-import { ToolConfigSchema, type ToolConfig } from '../config/agent-config.schema';
+import { ToolConfigSchema, type ToolConfig } from '@switchboard/agent-config';
 import { createToolRunner } from './agent-tool-runner';
 import type { ToolCallContext } from './tool-contracts';
 import { ToolSchemaCache } from './tool-schema';

@@ -1,5 +1,5 @@
 import { OutboundRequestRefused } from '@switchboard/net';
-import { WebhookToolSchema, type WebhookToolConfig } from '../config/agent-config.schema';
+import { WebhookToolSchema, type WebhookToolConfig } from '@switchboard/agent-config';
 import { FakeBusinessEndpoint, type ReceivedRequest, signatureIsValid } from '@switchboard/testing';
 import type { ToolCallContext } from './tool-contracts';
 import { MAX_RESPONSE_BYTES, MAX_TEXT_RESULT_CHARS, WebhookTool } from './webhook-tool';

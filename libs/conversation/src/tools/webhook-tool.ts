@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { ToolDefinition } from '@switchboard/inference';
 import { outboundRefusalOf } from '@switchboard/net';
-import type { WebhookToolConfig } from '../config/agent-config.schema';
+import type { WebhookToolConfig } from '@switchboard/agent-config';
 import { parseToolArguments, type ArgumentValidator } from './tool-arguments';
 import type { ToolCallContext, ToolInvocation, ToolOutcome } from './tool-contracts';
 import { excerpt, failed, succeeded } from './tool-outcome';
 import { compileToolArguments } from './tool-schema';
-import { signWebhook } from './webhook-signature';
+import { signWebhook } from '@switchboard/secrets';
 
 export const WEBHOOK_TOOL_USER_AGENT = 'Switchboard-Tools/1';
 /** A plain-text answer is passed to the model up to this length: the model only needs the gist. */

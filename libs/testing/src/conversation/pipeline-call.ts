@@ -7,8 +7,8 @@
  */
 import type { ChatMessage, ToolDefinition } from '@switchboard/inference';
 import type { AgentCallContext } from '../../../conversation/src/agent/agent-session';
-import type { AgentConfigInput } from '../../../conversation/src/config/agent-config.schema';
-import { parseAgentConfig } from '../../../conversation/src/config/parse-agent-config';
+import type { AgentConfigInput } from '@switchboard/agent-config';
+import { parseAgentConfig } from '@switchboard/agent-config';
 import { InMemoryConversationRecorder } from '../../../conversation/src/records/conversation-records';
 import type { ToolCallContext, ToolInvocation, ToolOutcome, ToolRunner } from '../../../conversation/src/tools/tool-contracts';
 import { failed } from '../../../conversation/src/tools/tool-outcome';

@@ -7,8 +7,8 @@
 import { encodeMulaw } from '@switchboard/audio';
 import type { VadStream } from '@switchboard/inference';
 import type { AgentCallContext } from '../../../conversation/src/agent/agent-session';
-import type { AgentConfigInput } from '../../../conversation/src/config/agent-config.schema';
-import { parseAgentConfig } from '../../../conversation/src/config/parse-agent-config';
+import type { AgentConfigInput } from '@switchboard/agent-config';
+import { parseAgentConfig } from '@switchboard/agent-config';
 import { callerFrame, FakeAudioOutput, FakeCallControl, gate, ScriptedVad, settle, useCallPerTest } from './pipeline-fakes';
 import { InMemoryConversationRecorder } from '../../../conversation/src/records/conversation-records';
 import type { ToolInvocation, ToolOutcome, ToolRunner } from '../../../conversation/src/tools/tool-contracts';

@@ -3,7 +3,8 @@
  * (one inference runtime and one model for all calls, a stream per call, as the server runs it)
  * and fake ASR/LLM/TTS engines with scripted delays.
  */
-import { createToolRunner, parseAgentConfig, PipelineAgentEngine, type PipelineEngineResolver } from '@switchboard/conversation';
+import { createToolRunner, PipelineAgentEngine, type PipelineEngineResolver } from '@switchboard/conversation';
+import { parseAgentConfig } from '@switchboard/agent-config';
 import { createInferenceRuntime, type OnnxInferenceRuntime, SileroVad } from '@switchboard/inference';
 import { EngineDelayLog } from './engine-delay-log';
 import { FakeAsrEngine } from './fake-asr-engine';

@@ -15,7 +15,6 @@ export type OperatorKeyEnvName = (typeof OPERATOR_KEY_ENV_NAMES)[number];
 
 /** OpenAI's own endpoints: the only places the operator's OPENAI_API_KEY is sent. */
 export const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com/v1';
-export const OPENAI_REALTIME_DEFAULT_URL = 'wss://api.openai.com/v1/realtime';
 const OPENAI_OWN_ORIGINS: ReadonlySet<string> = new Set(['https://api.openai.com', 'wss://api.openai.com']);
 
 /** How to move a secret from the environment into the vault; said wherever an old reference is refused. */
