@@ -11,6 +11,9 @@ import {
   LocalWhisperAsr,
   modelFolder,
   type ModelRegistry,
+  observedAsr,
+  observedLlm,
+  observedTts,
   OpenAiChatLlm,
   OpenAiSpeechTts,
   OpenAiTranscriptionAsr,
@@ -24,10 +27,9 @@ import type { TenantOutbound } from '../outbound/outbound-guard.provider';
 import { EngineCache } from './remote-engine-settings';
 import { EngineConfigError, type EngineCredentials, type EngineKey } from './engine-credentials';
 import type { CallUsageRegistry } from '../usage/call-usage-registry';
-import { meterAsr, meterLlm, meterTts } from '../usage/metered-engines';
 import type { EngineObserver } from '../tracing/engine-observer';
 import { llmTarget, sttTarget, ttsTarget } from '../tracing/engine-targets';
-import { observeAsr, observeLlm, observeTts } from '../tracing/observed-engines';
+import { CallEngineObserver } from './call-engine-observer';
 
 /** Output rates by TTS provider (Piper's medium/high voices speak at 22.05 kHz; OpenAI's `pcm` is 24 kHz). */
 const TTS_SAMPLE_RATES: Record<AgentConfig['tts']['provider'], number> = { flite: 16_000, openai: 24_000, kokoro: 24_000, piper: 22_050 };
@@ -70,13 +72,14 @@ export class ServerPipelineEngines implements PipelineEngineResolver {
       this.ttsFor(config.tts, organizationId),
       config.turn.endOfTurnModel ? this.endOfTurnModel() : Promise.resolve(undefined),
     ]);
-    // Engines are shared by calls; the meters route each request's usage to its call (by callId),
-    // and the observers each request's span and failures.
+    // Engines are shared by calls; the call's one observer hears each request's usage and timings
+    // and feeds both its meter and its spans and failure counts.
+    const observer = new CallEngineObserver({ stt: sttTarget(config.stt), llm: llmTarget(config.llm), tts: ttsTarget(config.tts) }, this.observer, this.usage);
     return {
       vad: vad.createStream(callId),
-      asr: observeAsr(meterAsr(asr, this.usage), sttTarget(config.stt), this.observer),
-      llm: observeLlm(meterLlm(llm, this.usage), llmTarget(config.llm), this.observer),
-      tts: observeTts(meterTts(tts, this.usage), ttsTarget(config.tts), this.observer),
+      asr: observedAsr(asr, observer),
+      llm: observedLlm(llm, observer),
+      tts: observedTts(tts, observer),
       endOfTurnClassifier,
     };
   }
@@ -86,7 +89,7 @@ export class ServerPipelineEngines implements PipelineEngineResolver {
    * call's engines; not metered per call: the analysis counts its own tokens.
    */
   async analysisLlm(llm: AgentConfig['llm'], organizationId: string): Promise<LlmEngine> {
-    return observeLlm(await this.llmFor(llm, organizationId), llmTarget(llm), this.observer);
+    return observedLlm(await this.llmFor(llm, organizationId), new CallEngineObserver({ llm: llmTarget(llm) }, this.observer));
   }
 
   /** A VAD stream for one call on the shared Silero model (the realtime agent judges barge-in with it). */

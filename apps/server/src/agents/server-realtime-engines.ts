@@ -1,14 +1,13 @@
 import type { EngineCallContext } from '@switchboard/conversation';
 import type { AgentConfig } from '@switchboard/agent-config';
-import { OpenAiRealtimeEngine, type SpeechToSpeechEngine } from '@switchboard/inference';
+import { observedSpeechToSpeech, OpenAiRealtimeEngine, type SpeechToSpeechEngine } from '@switchboard/inference';
 import type { OutboundGuard } from '@switchboard/net';
 import { EngineCache } from './remote-engine-settings';
 import { EngineConfigError, type EngineCredentials } from './engine-credentials';
 import type { CallUsageRegistry } from '../usage/call-usage-registry';
-import { meterSpeechToSpeech } from '../usage/metered-engines';
 import type { EngineObserver } from '../tracing/engine-observer';
 import { realtimeTarget } from '../tracing/engine-targets';
-import { observeSpeechToSpeech } from '../tracing/observed-engines';
+import { CallEngineObserver } from './call-engine-observer';
 
 /**
  * Speech-to-speech engines for `realtime` agents, shared per endpoint, model and key. The socket
@@ -34,27 +33,22 @@ export class ServerRealtimeEngines {
     const key = await this.credentials.keyFor(call.organizationId, realtime, realtime.url);
     const apiKey = key.apiKey;
     if (!apiKey) throw new EngineConfigError('realtime agent: set realtime.apiKeySecret to the name of a secret holding the API key');
-    return this.engines.get([realtime.url, realtime.model, key.cacheKey], () =>
-      observeSpeechToSpeech(
-        meterSpeechToSpeech(
-          new OpenAiRealtimeEngine({
-            apiKey,
-            model: realtime.model,
-            baseUrl: realtime.url,
-            defaultVoice: realtime.voice,
-            connectionGuard: {
-              refusal: (url) => {
-                const check = this.outbound.checkUrl(url, 'ws');
-                return check.ok ? undefined : check.reason;
-              },
-              lookup: this.outbound.lookup,
-            },
-          }),
-          this.usage,
-        ),
-        realtimeTarget(realtime),
-        this.observer,
-      ),
+    const engine = await this.engines.get([realtime.url, realtime.model, key.cacheKey], () =>
+      new OpenAiRealtimeEngine({
+        apiKey,
+        model: realtime.model,
+        baseUrl: realtime.url,
+        defaultVoice: realtime.voice,
+        connectionGuard: {
+          refusal: (url) => {
+            const check = this.outbound.checkUrl(url, 'ws');
+            return check.ok ? undefined : check.reason;
+          },
+          lookup: this.outbound.lookup,
+        },
+      }),
     );
+    // The engine is shared; the call's one observer feeds its meter and its spans and failure counts.
+    return observedSpeechToSpeech(engine, new CallEngineObserver({ realtime: realtimeTarget(realtime) }, this.observer, this.usage));
   }
 }

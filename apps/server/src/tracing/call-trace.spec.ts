@@ -1,9 +1,9 @@
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import type { AgentCallContext, InMemoryConversationRecorder, TranscriptTurnRecord } from '@switchboard/conversation';
-import { EngineError } from '@switchboard/inference';
-import { EngineObservers } from './engine-observer';
-import { observeAsr, observeLlm, observeTts } from './observed-engines';
+import { EngineError, observedAsr, observedLlm, observedTts } from '@switchboard/inference';
+import { EngineObservers, type EngineTarget } from './engine-observer';
+import { CallEngineObserver } from '../agents/call-engine-observer';
 import { ATTR } from './span-attributes';
 import { traceAgentEngine } from './traced-agent-engine';
 import {
@@ -23,11 +23,14 @@ import {
   think,
 } from './tracing.test-support';
 
+/** The call's one engine observer as the server builds it, watching the engine of `target`'s step. */
+const observing = (target: EngineTarget, observers: EngineObservers): CallEngineObserver => new CallEngineObserver({ [target.step]: target }, observers);
+
 /**
  * Span building from what a pipeline call records: the records are written in the order and shape
  * PipelineAgentSession writes them (turn_ended before the transcript is asked for; an assistant
- * turn, then its waterfall, then why it was cut), the engines are the server's decorators over
- * scripted engines.
+ * turn, then its waterfall, then why it was cut); scripted engines report to the server's call
+ * engine observer.
  */
 const CALLER = '+15550001111';
 const SAID = ['what are your opening hours', 'we open at nine', 'sorry, something went wrong', 'can you repeat'];
@@ -56,16 +59,15 @@ describe('call traces built from the conversation records', () => {
 
   it('makes one call span, a turn span per exchange and the engine requests under their turn', async () => {
     const { session, observers } = startCall();
-    const asr = observeAsr(fakeAsr(async () => SAID[0]!), { step: 'stt', ...TARGET }, observers);
-    const llm = observeLlm(
+    const asr = observedAsr(fakeAsr(async () => SAID[0]!), observing({ step: 'stt', ...TARGET }, observers));
+    const llm = observedLlm(
       fakeLlm([
         { events: [{ type: 'text', delta: SAID[1]! }, doneEvent()] },
         { events: [], error: new EngineError('openai-chat', 'bad_request', 'openai-chat: HTTP 400: quoted body', false, { httpStatus: 400 }) },
       ]),
-      { step: 'llm', ...TARGET },
-      observers,
+      observing({ step: 'llm', ...TARGET }, observers),
     );
-    const tts = observeTts(fakeTts(), { step: 'tts', provider: 'openai', model: 'tts-1' }, observers);
+    const tts = observedTts(fakeTts(), observing({ step: 'tts', provider: 'openai', model: 'tts-1' }, observers));
 
     // A greeting: said before any turn, so under the call itself.
     await speak(tts, 'Hello, Acme here.');
@@ -145,7 +147,7 @@ describe('call traces built from the conversation records', () => {
 
   it('marks a barge-in on the turn whose reply was cut, and a DTMF turn of its own', async () => {
     const { session, observers } = startCall();
-    const llm = observeLlm(fakeLlm([{ events: [doneEvent()] }, { events: [doneEvent(true)] }, { events: [doneEvent()] }]), { step: 'llm', ...TARGET }, observers);
+    const llm = observedLlm(fakeLlm([{ events: [doneEvent()] }, { events: [doneEvent(true)] }, { events: [doneEvent()] }]), observing({ step: 'llm', ...TARGET }, observers));
 
     context.recorder.event('turn_ended', { endOfSpeechMs: offset(), endOfTurnMs: offset() });
     record({ index: 0, role: 'user', source: 'speech', text: SAID[0]! });

@@ -41,8 +41,8 @@ const FAILED_CALL_REASONS: ReadonlySet<string> = new Set(['agent_error', 'protoc
  * One call's spans: the call span (stream start to end), a child span per conversational turn
  * (the end of the caller's speech to the end of the reply), and the engine requests' spans under
  * the turn they served (under the call when no turn is open: a greeting, an idle prompt). Turns are
- * driven by the conversation records (TracingRecorder), engine spans by the engine decorators; both
- * name their parent explicitly, so no async context is involved. Never throws into a call.
+ * driven by the conversation records (TracingRecorder), engine spans by the call's engine observer;
+ * both name their parent explicitly, so no async context is involved. Never throws into a call.
  */
 export class CallTrace {
   private readonly span: Span;
@@ -150,7 +150,7 @@ export class CallTrace {
     if (turn) this.settle(turn, 'no_transcript');
   }
 
-  // ---- engine requests (from the engine decorators) -----------------------------------------
+  // ---- engine requests (from the call's engine observer) ------------------------------------
 
   /**
    * A span for one engine request, under the open turn (a transcription request opens the turn

@@ -4,9 +4,9 @@ import { NO_AI_USAGE, type MeasuredAiUsage } from '@switchboard/billing';
 import { CallUsageMeter } from './call-usage-meter';
 
 /**
- * The meters of the calls in progress, by callId. Engines are shared between calls, so the metering
- * decorators and the inference scheduler (as the ComputeUsageSink) find a call's meter here by the
- * callId every engine request carries.
+ * The meters of the calls in progress, by callId. Engines are shared between calls, so each call's
+ * engine observer and the inference scheduler (as the ComputeUsageSink) find a call's meter here
+ * by the callId every engine request carries.
  */
 @Injectable()
 export class CallUsageRegistry implements ComputeUsageSink {

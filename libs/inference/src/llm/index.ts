@@ -2,3 +2,4 @@ export type { ChatMessage, JsonSchema, LlmEngine, LlmEvent, LlmRequest, LlmUsage
 export { OpenAiChatLlm, type OpenAiChatLlmOptions } from './openai-chat-llm';
 export { ChatStreamAssembler, type ChatStreamOutput } from './chat-stream-assembler';
 export { buildChatRequestBody, type ChatRequestDefaults } from './chat-request-body';
+export { observedLlm } from './observed-llm';

@@ -31,3 +31,4 @@ export {
   type OpenAiRealtimeProtocol,
 } from './openai-realtime/openai-realtime.options';
 export type { OpenAiRealtimeSession } from './openai-realtime/openai-realtime.session';
+export { observedSpeechToSpeech } from './observed-speech-to-speech';

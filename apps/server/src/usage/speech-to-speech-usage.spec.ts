@@ -1,11 +1,21 @@
 import {
+  observedSpeechToSpeech,
   type SpeechToSpeechConnectOptions,
   type SpeechToSpeechEngine,
   type SpeechToSpeechSession,
   zeroUsage,
 } from '@switchboard/inference';
+import { CallEngineObserver } from '../agents/call-engine-observer';
+import { EngineObservers } from '../tracing/engine-observer';
 import { CallUsageRegistry } from './call-usage-registry';
-import { meterSpeechToSpeech } from './metered-engines';
+
+/** The call's one engine observer as the server builds it; no call is traced here, so only its meter shows. */
+const meteredBy = (registry: CallUsageRegistry): CallEngineObserver =>
+  new CallEngineObserver(
+    { stt: { step: 'stt', provider: 'local' }, llm: { step: 'llm', provider: 'local' }, tts: { step: 'tts', provider: 'local' }, realtime: { step: 'realtime', provider: 'openai' } },
+    new EngineObservers({ failed: () => undefined }, { find: () => undefined }),
+    registry,
+  );
 
 /** A connected realtime session whose running totals the test changes, as responses would. */
 class FakeRealtimeSession implements SpeechToSpeechSession {
@@ -43,7 +53,7 @@ class FakeRealtimeEngine implements SpeechToSpeechEngine {
 }
 const realtimeOptions = { callId: 'call-1', instructions: 'Be brief.', turnDetection: { type: 'server_vad' } } as const;
 
-describe('meterSpeechToSpeech', () => {
+describe('usage of an observed speech-to-speech engine', () => {
   let registry: CallUsageRegistry;
   beforeEach(() => {
     registry = new CallUsageRegistry();
@@ -52,7 +62,7 @@ describe('meterSpeechToSpeech', () => {
 
   it('returns the real session, whose totals are read at snapshot time and summed over reconnects', async () => {
     const engine = new FakeRealtimeEngine();
-    const realtime = meterSpeechToSpeech(engine, registry);
+    const realtime = observedSpeechToSpeech(engine, meteredBy(registry));
     expect([realtime.name, realtime.inputFormat, realtime.outputFormat]).toEqual(['fake-realtime', 'mulaw8k', 'mulaw8k']);
     // The very object the engine made: listeners attached to it are the engine's own.
     expect(await realtime.connect(realtimeOptions)).toBe(engine.sessions[0]);
@@ -70,7 +80,7 @@ describe('meterSpeechToSpeech', () => {
 
   it('connects a call with no open meter as usual, recording nothing', async () => {
     const engine = new FakeRealtimeEngine();
-    expect(await meterSpeechToSpeech(engine, registry).connect({ ...realtimeOptions, callId: 'other' })).toBe(engine.sessions[0]);
+    expect(await observedSpeechToSpeech(engine, meteredBy(registry)).connect({ ...realtimeOptions, callId: 'other' })).toBe(engine.sessions[0]);
     engine.sessions[0]!.usageTotals.inputTextTokens = 50;
     expect(registry.close('call-1').realtimeTextInputTokens).toBe(0);
   });

@@ -8,9 +8,20 @@ import {
   type LlmEvent,
   type LlmRequest,
   type LlmUsage,
+  observedAsr,
+  observedLlm,
 } from '@switchboard/inference';
+import { CallEngineObserver } from '../agents/call-engine-observer';
+import { EngineObservers } from '../tracing/engine-observer';
 import { CallUsageRegistry } from './call-usage-registry';
-import { meterAsr, meterLlm } from './metered-engines';
+
+/** The call's one engine observer as the server builds it; no call is traced here, so only its meter shows. */
+const meteredBy = (registry: CallUsageRegistry): CallEngineObserver =>
+  new CallEngineObserver(
+    { stt: { step: 'stt', provider: 'local' }, llm: { step: 'llm', provider: 'local' }, tts: { step: 'tts', provider: 'local' }, realtime: { step: 'realtime', provider: 'openai' } },
+    new EngineObservers({ failed: () => undefined }, { find: () => undefined }),
+    registry,
+  );
 
 /** Transcribes by counting samples; a cancelled session's finish() rejects, as the real ones do. */
 class CountingAsrSession implements AsrSession {
@@ -55,7 +66,7 @@ async function drain(events: AsyncIterable<LlmEvent>): Promise<LlmEvent[]> {
   return seen;
 }
 
-describe('metered ASR and LLM engines', () => {
+describe('usage of observed ASR and LLM engines', () => {
   let registry: CallUsageRegistry;
   beforeEach(() => {
     registry = new CallUsageRegistry();
@@ -63,7 +74,7 @@ describe('metered ASR and LLM engines', () => {
   });
 
   it('ASR: charges the audio of each finished utterance, delegates the rest, and nothing for a cancelled one', async () => {
-    const asr = meterAsr(countingAsr, registry);
+    const asr = observedAsr(countingAsr, meteredBy(registry));
     expect([asr.name, asr.sampleRate, asr.supportsPartials]).toEqual(['counting-asr', 16_000, true]);
     const partials: string[] = [];
     const first = asr.createSession({ callId: 'call-1' });
@@ -84,10 +95,10 @@ describe('metered ASR and LLM engines', () => {
   });
 
   it('LLM: re-yields every event and sums the usage of each reply', async () => {
-    const llm = meterLlm(new ScriptedLlm({ inputTokens: 500, cachedInputTokens: 256, outputTokens: 30 }), registry);
+    const llm = observedLlm(new ScriptedLlm({ inputTokens: 500, cachedInputTokens: 256, outputTokens: 30 }), meteredBy(registry));
     const events = await drain(llm.stream({ callId: 'call-1', messages: [{ role: 'user', content: 'hi' }] }));
     await drain(llm.stream({ callId: 'call-1', messages: [{ role: 'user', content: 'again' }] }));
-    await drain(meterLlm(new ScriptedLlm(null), registry).stream({ callId: 'call-1', messages: [] }));
+    await drain(observedLlm(new ScriptedLlm(null), meteredBy(registry)).stream({ callId: 'call-1', messages: [] }));
 
     expect(events.map((event) => event.type)).toEqual(['text', 'done']);
     expect(registry.close('call-1')).toMatchObject({ llmInputTokens: 1000, llmCachedInputTokens: 512, llmOutputTokens: 60 });
@@ -95,17 +106,17 @@ describe('metered ASR and LLM engines', () => {
 
   it('LLM: a consumer that breaks out closes the engine stream (and is not charged a reply it never got)', async () => {
     const inner = new ScriptedLlm({ inputTokens: 500, cachedInputTokens: 0, outputTokens: 30 });
-    for await (const event of meterLlm(inner, registry).stream({ callId: 'call-1', messages: [] })) if (event.type === 'text') break;
+    for await (const event of observedLlm(inner, meteredBy(registry)).stream({ callId: 'call-1', messages: [] })) if (event.type === 'text') break;
 
     expect(inner.closedStreams).toBe(1);
     expect(registry.close('call-1').llmInputTokens).toBe(0);
   });
 
   it('serves calls with no open meter as usual, recording nothing', async () => {
-    const session = meterAsr(countingAsr, registry).createSession({ callId: 'other' });
+    const session = observedAsr(countingAsr, meteredBy(registry)).createSession({ callId: 'other' });
     session.pushAudio(new Int16Array(1600));
     await expect(session.finish()).resolves.toMatchObject({ audioSeconds: 0.1 });
-    expect(await drain(meterLlm(new ScriptedLlm({ inputTokens: 1, cachedInputTokens: 0, outputTokens: 1 }), registry).stream({ callId: 'other', messages: [] }))).toHaveLength(2);
+    expect(await drain(observedLlm(new ScriptedLlm({ inputTokens: 1, cachedInputTokens: 0, outputTokens: 1 }), meteredBy(registry)).stream({ callId: 'other', messages: [] }))).toHaveLength(2);
     expect(registry.close('call-1')).toMatchObject({ sttAudioMs: 0, llmInputTokens: 0 });
   });
 });

@@ -1,6 +1,15 @@
-import { EngineError, type TtsEngine, type TtsResult, type TtsStream } from '@switchboard/inference';
+import { EngineError, observedTts, type TtsEngine, type TtsResult, type TtsStream } from '@switchboard/inference';
+import { CallEngineObserver } from '../agents/call-engine-observer';
+import { EngineObservers } from '../tracing/engine-observer';
 import { CallUsageRegistry } from './call-usage-registry';
-import { meterTts } from './metered-engines';
+
+/** The call's one engine observer as the server builds it; no call is traced here, so only its meter shows. */
+const meteredBy = (registry: CallUsageRegistry): CallEngineObserver =>
+  new CallEngineObserver(
+    { stt: { step: 'stt', provider: 'local' }, llm: { step: 'llm', provider: 'local' }, tts: { step: 'tts', provider: 'local' }, realtime: { step: 'realtime', provider: 'openai' } },
+    new EngineObservers({ failed: () => undefined }, { find: () => undefined }),
+    registry,
+  );
 
 const SAMPLE_RATE = 16_000;
 
@@ -64,7 +73,7 @@ class ScriptedTtsStream implements TtsStream {
 
 const scriptedTts = (script: TtsScript): TtsEngine => ({ name: 'scripted-tts', sampleRate: SAMPLE_RATE, synthesize: (text) => new ScriptedTtsStream(text, script) });
 
-describe('meterTts', () => {
+describe('usage of an observed TTS engine', () => {
   let registry: CallUsageRegistry;
   const unhandled: unknown[] = [];
   const onUnhandled = (reason: unknown): number => unhandled.push(reason);
@@ -78,7 +87,7 @@ describe('meterTts', () => {
   const settleEverything = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
   it('charges a completed synthesis the figures the engine reported, once', async () => {
-    const engine = meterTts(scriptedTts({ chunkSizes: [8000, 16_000] }), registry);
+    const engine = observedTts(scriptedTts({ chunkSizes: [8000, 16_000] }), meteredBy(registry));
     expect([engine.name, engine.sampleRate]).toEqual(['scripted-tts', SAMPLE_RATE]);
     const stream = engine.synthesize('  Hello there.  ', { callId: 'call-1' });
     const chunks: Int16Array[] = [];
@@ -92,7 +101,7 @@ describe('meterTts', () => {
   });
 
   it('charges a cancelled synthesis (barge-in) the whole text and only the audio yielded', async () => {
-    const stream = meterTts(scriptedTts({ chunkSizes: [4000, 4000, 4000] }), registry).synthesize('  Hello there.  ', { callId: 'call-1' });
+    const stream = observedTts(scriptedTts({ chunkSizes: [4000, 4000, 4000] }), meteredBy(registry)).synthesize('  Hello there.  ', { callId: 'call-1' });
     let received = 0;
     for await (const chunk of stream) {
       received += chunk.length;
@@ -107,14 +116,14 @@ describe('meterTts', () => {
   });
 
   it('charges a cancel at once, even when the engine leaves `result` pending', async () => {
-    const stream = meterTts(scriptedTts({ chunkSizes: [4000, 4000], resultPendingOnCancel: true }), registry).synthesize('Stop', { callId: 'call-1' });
+    const stream = observedTts(scriptedTts({ chunkSizes: [4000, 4000], resultPendingOnCancel: true }), meteredBy(registry)).synthesize('Stop', { callId: 'call-1' });
     for await (const _chunk of stream) stream.cancel();
 
     expect(registry.close('call-1')).toMatchObject({ ttsCharacters: 4, ttsAudioMs: 250 });
   });
 
   it('charges a consumer that breaks out of the loop for what it received, and closes the engine stream', async () => {
-    const stream = meterTts(scriptedTts({ chunkSizes: [8000, 8000, 8000] }), registry).synthesize('Hi', { callId: 'call-1' });
+    const stream = observedTts(scriptedTts({ chunkSizes: [8000, 8000, 8000] }), meteredBy(registry)).synthesize('Hi', { callId: 'call-1' });
     for await (const chunk of stream) if (chunk.length > 0) break;
     // The engine's stream was returned (its finally cancelled it): `result` rejected, nobody awaited it.
     await settleEverything();
@@ -124,7 +133,7 @@ describe('meterTts', () => {
   });
 
   it('charges a failing synthesis the whole text and the audio before the failure, with no unhandled rejection', async () => {
-    const stream = meterTts(scriptedTts({ chunkSizes: [4000, 4000, 4000], failAt: 2 }), registry).synthesize('Hello', { callId: 'call-1' });
+    const stream = observedTts(scriptedTts({ chunkSizes: [4000, 4000, 4000], failAt: 2 }), meteredBy(registry)).synthesize('Hello', { callId: 'call-1' });
     let received = 0;
     const iterate = async (): Promise<void> => {
       for await (const chunk of stream) received += chunk.length;
@@ -138,7 +147,7 @@ describe('meterTts', () => {
   });
 
   it('serves a call with no open meter unmetered', async () => {
-    const stream = meterTts(scriptedTts({ chunkSizes: [1600] }), registry).synthesize('Hi', { callId: 'unknown' });
+    const stream = observedTts(scriptedTts({ chunkSizes: [1600] }), meteredBy(registry)).synthesize('Hi', { callId: 'unknown' });
     for await (const chunk of stream) expect(chunk).toHaveLength(1600);
     await expect(stream.result).resolves.toMatchObject({ characters: 2 });
     expect(registry.close('call-1')).toMatchObject({ ttsCharacters: 0, ttsAudioMs: 0 });

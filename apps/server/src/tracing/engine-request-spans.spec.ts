@@ -1,11 +1,22 @@
 import { EventEmitter } from 'node:events';
 import { SpanStatusCode } from '@opentelemetry/api';
-import { EngineError, type SpeechToSpeechEngine, type SpeechToSpeechSession } from '@switchboard/inference';
-import { EngineObservers } from './engine-observer';
-import { observeAsr, observeLlm, observeSpeechToSpeech, observeTts } from './observed-engines';
+import {
+  EngineError,
+  observedAsr,
+  observedLlm,
+  observedSpeechToSpeech,
+  observedTts,
+  type SpeechToSpeechEngine,
+  type SpeechToSpeechSession,
+} from '@switchboard/inference';
+import { EngineObservers, type EngineTarget } from './engine-observer';
+import { CallEngineObserver } from '../agents/call-engine-observer';
 import { ATTR } from './span-attributes';
 import { traceAgentEngine } from './traced-agent-engine';
 import { callContext, doneEvent, engineErrors, fakeAsr, fakeLlm, fakeTts, inMemoryTracing, noOutput, RecordingAgentEngine, speak, think } from './tracing.test-support';
+
+/** The call's one engine observer as the server builds it, watching the engine of `target`'s step. */
+const observing = (target: EngineTarget, observers: EngineObservers): CallEngineObserver => new CallEngineObserver({ [target.step]: target }, observers);
 
 const timeout = () => new EngineError('openai-stt', 'timeout', 'openai-stt: no answer within 10000 ms', true);
 const cancelled = () => new EngineError('openai-chat', 'cancelled', 'openai-chat: cancelled', false);
@@ -29,8 +40,8 @@ describe('engine request observers', () => {
   it('count every failure by provider and step, also for calls that are not traced', async () => {
     const { tracing, errors, registry, exporter } = inMemoryTracing();
     const observers = new EngineObservers(errors, tracing);
-    const asr = observeAsr(fakeAsr(async () => Promise.reject(timeout())), { step: 'stt', provider: 'openai', model: 'whisper-1' }, observers);
-    const tts = observeTts(fakeTts(new EngineError('kokoro', 'inference_failed', 'kokoro: worker died', false)), { step: 'tts', provider: 'kokoro' }, observers);
+    const asr = observedAsr(fakeAsr(async () => Promise.reject(timeout())), observing({ step: 'stt', provider: 'openai', model: 'whisper-1' }, observers));
+    const tts = observedTts(fakeTts(new EngineError('kokoro', 'inference_failed', 'kokoro: worker died', false)), observing({ step: 'tts', provider: 'kokoro' }, observers));
 
     await expect(asr.createSession({ callId: 'untraced' }).finish()).rejects.toThrow('no answer');
     await expect(speak(tts, 'Hello')).rejects.toThrow('worker died');
@@ -45,8 +56,8 @@ describe('engine request observers', () => {
     const { tracing, errors, registry, exporter } = inMemoryTracing();
     traceAgentEngine(new RecordingAgentEngine(), tracing).createSession(callContext(), noOutput);
     const observers = new EngineObservers(errors, tracing);
-    const llm = observeLlm(fakeLlm([{ events: [{ type: 'text', delta: 'We' }], error: cancelled() }]), { step: 'llm', provider: 'custom' }, observers);
-    const tts = observeTts(fakeTts(), { step: 'tts', provider: 'openai' }, observers);
+    const llm = observedLlm(fakeLlm([{ events: [{ type: 'text', delta: 'We' }], error: cancelled() }]), observing({ step: 'llm', provider: 'custom' }, observers));
+    const tts = observedTts(fakeTts(), observing({ step: 'tts', provider: 'openai' }, observers));
 
     await expect(think(llm)).rejects.toThrow('cancelled');
     tts.synthesize('A long answer', { callId: 'call-1' }).cancel();
@@ -63,7 +74,7 @@ describe('engine request observers', () => {
   it('end an LLM span when the reply stops reading, with what the stream said so far', async () => {
     const { tracing, errors, exporter } = inMemoryTracing();
     traceAgentEngine(new RecordingAgentEngine(), tracing).createSession(callContext(), noOutput);
-    const llm = observeLlm(fakeLlm([{ events: [{ type: 'tool_call', id: 't1', name: 'lookup_order', arguments: '{"orderId":"4567"}' }, doneEvent(true)] }]), { step: 'llm', provider: 'openai', model: 'gpt-4o-mini' }, new EngineObservers(errors, tracing));
+    const llm = observedLlm(fakeLlm([{ events: [{ type: 'tool_call', id: 't1', name: 'lookup_order', arguments: '{"orderId":"4567"}' }, doneEvent(true)] }]), observing({ step: 'llm', provider: 'openai', model: 'gpt-4o-mini' }, new EngineObservers(errors, tracing)));
     for await (const event of llm.stream({ callId: 'call-1', messages: [] })) if (event.type === 'done') break;
     const [span] = exporter.getFinishedSpans().filter((candidate) => candidate.name === 'llm');
     expect(span!.attributes).toMatchObject({ [ATTR.llmToolCalls]: 1, [ATTR.llmFinishReason]: ['tool_calls'], [ATTR.model]: 'gpt-4o-mini' });
@@ -77,10 +88,10 @@ describe('engine request observers', () => {
     const target = { step: 'realtime', provider: 'openai', model: 'gpt-realtime' } as const;
     const options = { callId: 'call-1', instructions: 'prompt', turnDetection: { type: 'server_vad' } } as const;
 
-    const refused = observeSpeechToSpeech(fakeRealtime(new EngineError('openai-realtime', 'unauthorized', 'HTTP 401', false, { httpStatus: 401 })).engine, target, observers);
+    const refused = observedSpeechToSpeech(fakeRealtime(new EngineError('openai-realtime', 'unauthorized', 'HTTP 401', false, { httpStatus: 401 })).engine, observing(target, observers));
     await expect(refused.connect(options)).rejects.toThrow('HTTP 401');
     const { engine, session } = fakeRealtime();
-    await observeSpeechToSpeech(engine, target, observers).connect(options);
+    await observedSpeechToSpeech(engine, observing(target, observers)).connect(options);
     const usage = { inputTextTokens: 10, inputAudioTokens: 90, inputCachedTokens: 0, inputCachedTextTokens: 0, inputCachedAudioTokens: 0, outputTextTokens: 5, outputAudioTokens: 50, totalTokens: 155 };
     session.emit('response_done', { responseId: 'resp_1', status: 'completed', usage, timings: { totalMs: 800, firstResultMs: 300 } });
     session.emit('response_done', { responseId: 'resp_2', status: 'failed', usage: undefined, timings: { totalMs: 100 } });
