@@ -51,7 +51,7 @@ describe('HTTP keep-alive towards a load balancer (e2e)', () => {
     // shutdown, this socket would stay open past the test's own timeout, so the close of the socket
     // below is the event that proves it, however long the machine takes to shut the server down.
     const server = await startTestServer({ HTTP_KEEP_ALIVE_TIMEOUT_S: '3600' });
-    const httpServer = server.app.getHttpServer() as Server;
+    const httpServer: Server = server.app.getHttpServer();
     const { port } = new URL(server.serverUrl);
     const socket = connect(Number(port), '127.0.0.1');
     const answered = new Promise<string>((resolve) => {
