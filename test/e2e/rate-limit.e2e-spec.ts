@@ -1,7 +1,7 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
-import { createOtherOrganizationKey, createRepositories, createTestPrisma } from '../support/database';
 import { Clock } from '../../apps/server/src/common/clock';
+import { createOtherOrganizationKey, createRepositories, createTestPrisma } from '../support/database';
 import { startTestServer, type TestServer } from '../support/test-server';
 import type { PrismaService } from '../../libs/persistence/src/prisma.service';
 
@@ -89,6 +89,7 @@ describe('Per-key rate limiting and request ids (e2e)', () => {
     // An obedient client waits what Retry-After says: the server's clock is moved on by exactly that.
     server.app.get(Clock).stopAt(new Date(windowStart + retryAfter * 1000));
     expect((await get(keyA)).status).toBe(200);
+    // Real time again for the next test, which counts nothing exactly.
     server.app.get(Clock).travelTo(new Date());
   });
 
