@@ -19,14 +19,6 @@ const ECHO_NUMBER = '+15550002424';
 const SHUTDOWN_TIMEOUT_MS = 5000;
 const CALL_AUDIO_BYTES = 8000; // 1 s of mu-law
 
-async function until(what: string, condition: () => boolean, timeoutMs: number, describeState: () => string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`${what} did not happen within ${timeoutMs} ms:\n${describeState()}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
-
 describe('WORKERS=2 (e2e, the server in its own processes, embedded database)', () => {
   let child: ChildProcess;
   let baseUrl: string;
@@ -72,7 +64,7 @@ describe('WORKERS=2 (e2e, the server in its own processes, embedded database)', 
       LOG_LEVEL: 'info',
     });
     child = server.child;
-    await until('both workers listening', () => server.output.includes('2 workers listening'), 150_000, tail);
+    await server.waitForOutput('2 workers listening', 150_000);
   }, 180_000);
 
   afterAll(() => {
@@ -108,7 +100,7 @@ describe('WORKERS=2 (e2e, the server in its own processes, embedded database)', 
   it('replaces a worker that dies, and the replacement takes calls', async () => {
     const victim = [...new Set(carriers().values())][0]!;
     process.kill(victim, 'SIGKILL');
-    await until('the replacement', () => /worker \d+ \(pid \d+\) replaced it/.test(server.output), 90_000, tail);
+    await server.waitForOutput(/worker \d+ \(pid \d+\) replaced it/, 90_000);
     const before = new Set(carriers().values());
     const calls = await Promise.all(Array.from({ length: 6 }, () => placeEchoCall()));
     for (const call of calls) expect(call.received).toBeGreaterThanOrEqual(CALL_AUDIO_BYTES);

@@ -1,3 +1,4 @@
+import { Writable } from 'node:stream';
 import { encodeMulaw, sineTone } from '@switchboard/audio';
 import { callTo } from '../support/conversation-agents';
 import { startPrivatePostgres, type PrivatePostgres } from '../support/private-postgres';
@@ -13,10 +14,17 @@ import { eventually, startTestServer, type TestServer } from '../support/test-se
 describe('Call ends survive a database outage (e2e, a PostgreSQL of its own stopped and restarted)', () => {
   let postgres: PrivatePostgres;
   let server: TestServer;
+  const logs: string[] = [];
 
   beforeAll(async () => {
     postgres = await startPrivatePostgres();
-    server = await startTestServer({ DATABASE_URL: postgres.url, MIGRATE_ON_START: 'true' });
+    const logDestination = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        logs.push(chunk.toString('utf8'));
+        done();
+      },
+    });
+    server = await startTestServer({ DATABASE_URL: postgres.url, MIGRATE_ON_START: 'true', LOG_LEVEL: 'warn' }, { logDestination });
   }, 90_000);
 
   afterAll(async () => {
@@ -39,8 +47,13 @@ describe('Call ends survive a database outage (e2e, a PostgreSQL of its own stop
     await postgres.stop();
     const closed = await call.hangup();
     expect(closed.closedBy).toBe('caller');
-    // The server stays up meanwhile (liveness does not need the database) and keeps trying.
-    await new Promise((resolve) => setTimeout(resolve, 3_000));
+    // The server stays up meanwhile (liveness does not need the database) and keeps trying: asked
+    // once storing the end has failed at least twice with the database down.
+    await eventually(
+      async () => logs.filter((line) => line.includes(callId) && line.includes('could not be finalised')).length,
+      (failedAttempts) => failedAttempts >= 2,
+      30_000,
+    );
     expect((await fetch(`${server.serverUrl}/health`)).status).toBe(200);
     await postgres.start();
 

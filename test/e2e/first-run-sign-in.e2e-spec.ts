@@ -14,14 +14,6 @@ jest.setTimeout(240_000);
 
 const LINK_LINE = /first run: open (http:\/\/localhost:\d+\/#\/first-run\/([A-Za-z0-9_-]+)) to sign in/g;
 
-async function waitFor(condition: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
 describe('first run without ADMIN_API_KEY: a one-time console sign-in link (e2e, the server as its own process)', () => {
   let dataDir: string;
   let port: number;
@@ -56,7 +48,7 @@ describe('first run without ADMIN_API_KEY: a one-time console sign-in link (e2e,
   it('prints one link, which gives the admin key once; then a restart prints none', async () => {
     const first = await start('2');
     // Both workers are up (healthy answers from either); the link is printed by the first only.
-    await waitFor(() => first.output.includes('2 workers listening'), 60_000);
+    await first.waitForOutput('2 workers listening', 60_000);
     const links = [...first.output.matchAll(LINK_LINE)];
     expect(links).toHaveLength(1);
     const [, link, token] = links[0] as RegExpMatchArray;
@@ -83,7 +75,7 @@ describe('first run without ADMIN_API_KEY: a one-time console sign-in link (e2e,
 
     await stop();
     const second = await start('1');
-    await waitFor(() => /console: http:\/\/localhost:\d+\/ \(sign in with an admin or read API key\)/.test(second.output), 30_000);
+    await second.waitForOutput(/console: http:\/\/localhost:\d+\/ \(sign in with an admin or read API key\)/, 30_000);
     expect(second.output).not.toMatch(LINK_LINE);
     expect((await fetch(`${baseUrl}/v1/api-keys/current`, { headers: { authorization: `Bearer ${apiKey}` } })).status).toBe(200);
   });

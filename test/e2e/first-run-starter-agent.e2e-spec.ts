@@ -27,14 +27,6 @@ interface AgentSummary {
   engine: string;
 }
 
-async function waitFor(condition: () => boolean, timeoutMs: number, what: string, output: () => string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; the server printed:\n${output().slice(-3000)}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
 describe('first run: the echo agent, and a pipeline agent once there are engines for one (e2e, the server as its own process)', () => {
   const scratch: ScratchDatabase[] = [];
   const folders: string[] = [];
@@ -65,7 +57,7 @@ describe('first run: the echo agent, and a pipeline agent once there are engines
     await server.healthy(baseUrl, 150_000);
     const running = server;
     // The bootstrap logs before the server listens; the console line comes last of the start-up lines.
-    await waitFor(() => /first run: open|console: http/.test(running.output), 30_000, 'the sign-in line', () => running.output);
+    await running.waitForOutput(/first run: open|console: http/, 30_000);
     return running;
   };
   const stop = async () => {
@@ -140,7 +132,7 @@ describe('first run: the echo agent, and a pipeline agent once there are engines
     expect(modelsOnly.output).toContain('): trying WebGPU');
     expect(modelsOnly.output).toContain('inference: WebGPU unavailable (');
     expect(modelsOnly.output).toMatch(/Inference runtime: CPU execution provider \(requested auto\)/);
-    await waitFor(() => modelsOnly.output.includes('no pipeline agent yet'), 10_000, 'the missing-LLM line', () => modelsOnly.output);
+    await modelsOnly.waitForOutput('no pipeline agent yet', 10_000);
     expect(modelsOnly.output).toMatch(/no pipeline agent yet: local speech recognition \(whisper-base\.en\) is installed, but a pipeline agent also needs an LLM/);
     expect((await agents(apiKey)).map((agent) => agent.engine)).toEqual(['echo']);
     // The newcomer stores their OpenAI key in the organization's vault (as `npm run secrets -- set openai-api-key` does).
@@ -148,7 +140,7 @@ describe('first run: the echo agent, and a pipeline agent once there are engines
     await stop();
 
     const later = await start(database, dataDir, { MODELS_DIR: modelsDir });
-    await waitFor(() => later.output.includes('created \\"Assistant (OpenAI)\\"'), 10_000, 'the created line', () => later.output);
+    await later.waitForOutput('created \\"Assistant (OpenAI)\\"', 10_000);
     expect(later.output).toContain('created \\"Assistant (OpenAI)\\" (a pipeline agent: local whisper-base.en, OpenAI gpt-4o-mini, the built-in Flite voice): press Talk next to it in the console');
     expect(later.output).not.toContain(OPENAI_API_KEY);
     const made = await agents(apiKey);

@@ -4,7 +4,8 @@
  * Only the key's own organization's calls arrive, open feeds are bounded, and shutdown ends them.
  */
 import { setTimeout as delay } from 'node:timers/promises';
-import { startTestServer, type TestServer } from '../support/test-server';
+import { CallRepository } from '@switchboard/persistence';
+import { eventually, startTestServer, type TestServer } from '../support/test-server';
 
 const OPERATOR_KEY = 'sk_operator_live_feed_test_0000000000';
 import { LIVE_FEEDS_PER_ORGANIZATION } from '../../apps/server/src/calls/live-call-feed.service';
@@ -48,12 +49,17 @@ async function openFeed(server: TestServer, apiKey = server.adminApiKey): Promis
   return { status: response.status, events, text: () => raw, close: () => aborted.abort(), ended };
 }
 
-async function until(condition: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await delay(50);
-  }
+/** Counts, per organization, the polls its feeds have finished asking the database. */
+function countPolls(server: TestServer): Map<string, number> {
+  const calls = server.app.get(CallRepository);
+  const listUpdatedSince = calls.listUpdatedSince.bind(calls);
+  const polls = new Map<string, number>();
+  jest.spyOn(calls, 'listUpdatedSince').mockImplementation(async (organizationId, since, limit) => {
+    const rows = await listUpdatedSince(organizationId, since, limit);
+    polls.set(organizationId, (polls.get(organizationId) ?? 0) + 1);
+    return rows;
+  });
+  return polls;
 }
 
 describe('GET /v1/calls/live (e2e)', () => {
@@ -73,19 +79,25 @@ describe('GET /v1/calls/live (e2e)', () => {
     expect(own.status).toBe(200);
     const otherOrg = await server.api('/v1/organizations', { apiKey: OPERATOR_KEY, method: 'POST', body: { name: `other-${Date.now()}` } });
     expect(otherOrg.status).toBe(201);
+    const otherPolls = countPolls(server);
     const other = await openFeed(server, otherOrg.body.adminKey.key as string);
     expect(other.status).toBe(200);
 
     const result = await server.callEcho({ audio: new Uint8Array(8000).fill(0xff), trailingSilenceMs: 200, statusCallbacks: true });
     const callId = result.twiml?.stream?.parameters['callId'] as string;
-    await until(() => own.events.some((event) => event.data.id === callId && event.data.status === 'completed'), 10_000);
+    await eventually(async () => own.events, (events) => events.some((event) => event.data.id === callId && event.data.status === 'completed'), 10_000);
     const mine = own.events.filter((event) => event.data.id === callId);
     expect(mine[0]).toMatchObject({ event: 'call', data: { id: callId, direction: 'inbound', endedAt: null } });
     expect(mine.at(-1)?.data).toMatchObject({ status: 'completed', endReason: 'stream_stopped' });
     // Each version of the row once: no duplicates from the look-back.
     const versions = mine.map((event) => event.data.updatedAt);
     expect(new Set(versions).size).toBe(versions.length);
-    await delay(1_500);
+    // Nothing arriving is only meaningful once the other organization's feed has asked the database
+    // after the call ended: two of its polls finished from here on, so the first one's rows (were
+    // any leaked) were written a whole poll interval before.
+    const otherOrgId = otherOrg.body.id as string;
+    const pollsAtEnd = otherPolls.get(otherOrgId) ?? 0;
+    await eventually(async () => otherPolls.get(otherOrgId) ?? 0, (polls) => polls >= pollsAtEnd + 2, 10_000);
     expect(other.events).toEqual([]);
     other.close();
     own.close();
@@ -100,8 +112,8 @@ describe('GET /v1/calls/live (e2e)', () => {
     expect(refused.status).toBe(429);
     expect(await refused.json()).toMatchObject({ code: 'too_many_live_feeds' });
     feeds[0]?.close();
-    await delay(300);
-    const again = await openFeed(server);
+    // The server frees the slot when it sees the connection close: open again until it has.
+    const again = await eventually(() => openFeed(server), (feed) => feed.status !== 429);
     expect(again.status).toBe(200);
 
     closed = true;

@@ -32,8 +32,7 @@ async function runServerAndRequest(spawn: (env: Record<string, string>) => Serve
     const response = await fetch(`http://127.0.0.1:${port}/v1/agents`, { headers: { authorization: `Bearer ${ADMIN_API_KEY}` } });
     expect(response.status).toBe(200);
     // The request's line is written once the response is finished.
-    const deadline = Date.now() + 10_000;
-    while (!server.output.includes('request completed') && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+    await server.waitForOutput('request completed', 10_000);
     return server.output.replace(ANSI, '');
   } finally {
     server.child.kill('SIGTERM');

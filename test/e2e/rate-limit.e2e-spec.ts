@@ -1,5 +1,6 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
+import { Clock } from '../../apps/server/src/common/clock';
 import { createOtherOrganizationKey, createRepositories, createTestPrisma } from '../support/database';
 import { startTestServer, type TestServer } from '../support/test-server';
 import type { PrismaService } from '../../libs/persistence/src/prisma.service';
@@ -9,15 +10,15 @@ const WINDOW_MS = 2_000;
 /** The machine's Redis, for the variant with REDIS_URL; override with TEST_REDIS_URL. */
 const REDIS_URL = process.env['TEST_REDIS_URL'] ?? 'redis://127.0.0.1:6379';
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 /**
  * Windows are aligned multiples of their length (every process names the same one): a test that
- * counts exact remaining budgets starts right after a boundary when the next one is close.
+ * counts exact remaining budgets stops the servers' clocks at the start of a window, so however
+ * long its requests take they all fall in that one window.
  */
-async function awayFromWindowEdge(windowMs: number, marginMs: number): Promise<void> {
-  const untilNext = windowMs - (Date.now() % windowMs);
-  if (untilNext < marginMs) await sleep(untilNext + 20);
+function stopAtNextWindow(servers: TestServer[], windowMs: number): number {
+  const start = Math.ceil((Date.now() + 1) / windowMs) * windowMs;
+  for (const server of servers) server.app.get(Clock).stopAt(new Date(start));
+  return start;
 }
 
 interface Answer {
@@ -62,7 +63,7 @@ describe('Per-key rate limiting and request ids (e2e)', () => {
     fetch(`${server.serverUrl}/v1/agents`, { headers: { ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}), ...headers } });
 
   it('answers 429 with Retry-After once a key is over its budget, without touching other keys, and lets it back in after the window', async () => {
-    await awayFromWindowEdge(WINDOW_MS, 1_000);
+    const windowStart = stopAtNextWindow([server], WINDOW_MS);
     const remaining: string[] = [];
     for (let i = 0; i < LIMIT; i += 1) {
       const response = await get(keyA);
@@ -85,8 +86,11 @@ describe('Per-key rate limiting and request ids (e2e)', () => {
     // Another key of another organization has its own budget.
     expect((await get(keyB)).status).toBe(200);
 
-    await sleep(retryAfter * 1000 + 100);
+    // An obedient client waits what Retry-After says: the server's clock is moved on by exactly that.
+    server.app.get(Clock).stopAt(new Date(windowStart + retryAfter * 1000));
     expect((await get(keyA)).status).toBe(200);
+    // Real time again for the next test, which counts nothing exactly.
+    server.app.get(Clock).travelTo(new Date());
   });
 
   it('puts a request id on every response (success, 401, 404, health) and keeps a well-formed one the client sent', async () => {
@@ -144,7 +148,7 @@ describe.each([
   it('counts one key across both instances: 3 + 3 requests, the 6th is refused', async () => {
     // A key of its own: other spec files' traffic must not count against it.
     const key = await createOtherOrganizationKey(repositories, 'rate-limit-shared');
-    await awayFromWindowEdge(SHARED_WINDOW_MS, 2_000);
+    stopAtNextWindow([first, second], SHARED_WINDOW_MS);
     const answers = [];
     for (const target of [first, first, first, second, second, second]) {
       const response = await fetch(`${target.serverUrl}/v1/agents`, { headers: { authorization: `Bearer ${key}` } });
@@ -160,7 +164,7 @@ describe.each([
     const address = `127.${randomInt(1, 255)}.${randomInt(0, 256)}.${randomInt(1, 255)}`;
     const key = await createOtherOrganizationKey(repositories, 'rate-limit-anonymous');
     const wrongKey = `sk_test_${randomBytes(20).toString('hex')}`;
-    await awayFromWindowEdge(SHARED_WINDOW_MS, 2_000);
+    stopAtNextWindow([first, second], SHARED_WINDOW_MS);
 
     const refused = [
       await getFrom(address, `${first.serverUrl}/v1/agents`, wrongKey),

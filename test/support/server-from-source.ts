@@ -52,6 +52,42 @@ export class ServerFromSource {
     throw new Error(`the server did not answer /health within ${timeoutMs} ms`);
   }
 
+  /**
+   * Resolves as soon as what the server printed contains `expected` (at once if it already does);
+   * fails when the process exits first, or after `timeoutMs`, showing the end of what it printed.
+   */
+  waitForOutput(expected: string | RegExp, timeoutMs: number): Promise<void> {
+    // search() ignores a global pattern's lastIndex, which test() would carry from call to call.
+    const seen = () => (typeof expected === 'string' ? this.printed.includes(expected) : this.printed.search(expected) !== -1);
+    if (seen()) return Promise.resolve();
+    if (this.child.exitCode !== null) return Promise.reject(new Error(`the server had exited (code ${this.child.exitCode}) without printing ${String(expected)}:\n${this.printed.slice(-3000)}`));
+    return new Promise((resolve, reject) => {
+      const stop = () => {
+        clearTimeout(timer);
+        this.child.stdout?.off('data', onData);
+        this.child.stderr?.off('data', onData);
+        this.child.off('close', onClose);
+      };
+      // Registered after the constructor's listener, so `printed` already holds the chunk.
+      const onData = () => {
+        if (!seen()) return;
+        stop();
+        resolve();
+      };
+      const onClose = () => {
+        stop();
+        reject(new Error(`the server exited (code ${this.child.exitCode}) without printing ${String(expected)}:\n${this.printed.slice(-3000)}`));
+      };
+      const timer = setTimeout(() => {
+        stop();
+        reject(new Error(`the server did not print ${String(expected)} within ${timeoutMs} ms:\n${this.printed.slice(-3000)}`));
+      }, timeoutMs);
+      this.child.stdout?.on('data', onData);
+      this.child.stderr?.on('data', onData);
+      this.child.once('close', onClose);
+    });
+  }
+
   /** Everything the server printed so far, stdout and stderr interleaved as they arrived. */
   get output(): string {
     return this.printed;

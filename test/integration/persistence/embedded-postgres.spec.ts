@@ -86,9 +86,11 @@ describe('embedded PostgreSQL (PGlite served on a loopback port)', () => {
         bFinished = true;
         return result.rows[0]?.n;
       });
-      await new Promise((resolve) => setTimeout(resolve, 500));
       // On real Postgres this SELECT would return at once (0 rows, MVCC). On PGlite it waits
       // in pglite-socket's queue until A's transaction ends: one backend, one transaction.
+      // A negative check, so a bounded wait: B must NOT answer while A's transaction is open (nothing
+      // announces "B is queued"); a slower machine waits longer, which cannot make B answer.
+      await new Promise((resolve) => setTimeout(resolve, 500));
       expect(bFinished).toBe(false);
 
       await a.query('ROLLBACK');

@@ -4,6 +4,7 @@ import Redis from 'ioredis';
 import type { AppConfig } from '@switchboard/config';
 import type { PinoLogger } from 'nestjs-pino';
 import { ApiKeyRateLimiter } from '../../../apps/server/src/auth/api-key-rate-limiter';
+import { Clock } from '../../../apps/server/src/common/clock';
 import { RedisRateLimitStore } from '../../../apps/server/src/auth/rate-limit/redis-rate-limit-store';
 
 /** The machine's Redis; override with TEST_REDIS_URL. */
@@ -70,7 +71,7 @@ describe('RedisRateLimitStore (real Redis)', () => {
 
       const config = { rateLimit: { requests: 1, anonymousRequests: 1, windowMs: WINDOW_MS } } as AppConfig;
       const limiterLogger = { setContext: jest.fn(), warn: jest.fn() };
-      const limiter = new ApiKeyRateLimiter(config, down, limiterLogger as unknown as PinoLogger);
+      const limiter = new ApiKeyRateLimiter(config, down, limiterLogger as unknown as PinoLogger, new Clock());
       const headers: Record<string, string> = {};
       const response = { setHeader: (name: string, value: string) => (headers[name] = value) } as any;
       const checkedAt = Date.now();

@@ -5,6 +5,7 @@ import { enqueueWebhookEvent, WebhookOutbox } from '../../../libs/persistence/sr
 import { WebhookSubscriptionRepository } from '../../../libs/persistence/src/webhooks/webhook-subscription.repository';
 import { nextStateAfterFailure } from '../../../apps/server/src/webhooks/webhook-retry-schedule';
 import { createRepositories, createTestOrganization, createTestPrisma, TEST_ACCOUNT_SID, uniqueE164 } from '../../support/database';
+import { eventually } from '../../support/eventually';
 import { createInboundCall } from './call-fixtures';
 
 const GIVE_UP_AFTER_MS = 3_600_000;
@@ -144,7 +145,13 @@ describe('Webhook outbox (transactional enqueue, claim, attempts, replay, emitte
       await enqueue(organizationId);
       const [claimed] = (await deliveries.claimDue(1_000, 1)).filter((row) => row.organizationId === organizationId);
       expect(claimed).toBeDefined();
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      // The lease is judged by the database's clock: wait until, by that clock, it has run out.
+      const leaseRunOut = async () => {
+        const [{ now }] = await prisma.$queryRaw<[{ now: Date }]>`SELECT now()`;
+        const { lockedUntil } = await prisma.webhookDelivery.findUniqueOrThrow({ where: { id: claimed!.deliveryId }, select: { lockedUntil: true } });
+        return lockedUntil !== null && lockedUntil < now;
+      };
+      await eventually(leaseRunOut, (runOut) => runOut);
       expect((await claimOwn(organizationId)).map((row) => row.deliveryId)).toEqual([claimed!.deliveryId]);
     });
   });

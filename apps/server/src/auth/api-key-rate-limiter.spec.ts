@@ -2,6 +2,7 @@ import { HttpException } from '@nestjs/common';
 import type { AppConfig } from '@switchboard/config';
 import type { Response } from 'express';
 import type { PinoLogger } from 'nestjs-pino';
+import { Clock } from '../common/clock';
 import { ApiKeyRateLimiter, RATE_LIMIT_CHECK_TIMEOUT_MS } from './api-key-rate-limiter';
 import type { RateLimitCounts, RateLimitStore } from './rate-limit/rate-limit-store';
 
@@ -28,7 +29,7 @@ function fakeResponse(): Response & { headers: Record<string, string> } {
 function setUp(store: RateLimitStore = new InMemoryStore()) {
   const config = { rateLimit: { requests: 3, anonymousRequests: 2, windowMs: WINDOW_MS } } as AppConfig;
   const logger = { setContext: jest.fn(), warn: jest.fn() };
-  const limiter = new ApiKeyRateLimiter(config, store, logger as unknown as PinoLogger);
+  const limiter = new ApiKeyRateLimiter(config, store, logger as unknown as PinoLogger, new Clock());
   return { limiter, logger };
 }
 

@@ -2,6 +2,7 @@ import { HttpException, HttpStatus, Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '@switchboard/config';
 import type { Response } from 'express';
 import { PinoLogger } from 'nestjs-pino';
+import { Clock } from '../common/clock';
 import { anonymousBucket } from './rate-limit/client-address';
 import { RATE_LIMIT_STORE, type RateLimitCounts, type RateLimitStore } from './rate-limit/rate-limit-store';
 import { decide, windowStartOf } from './rate-limit/sliding-window';
@@ -36,6 +37,7 @@ export class ApiKeyRateLimiter {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     @Inject(RATE_LIMIT_STORE) private readonly store: RateLimitStore,
     private readonly logger: PinoLogger,
+    private readonly clock: Clock,
   ) {
     this.logger.setContext(ApiKeyRateLimiter.name);
     this.unavailable = new ThrottledWarning(logger, UNAVAILABLE_LOG_INTERVAL_MS);
@@ -75,7 +77,7 @@ export class ApiKeyRateLimiter {
   }
 
   private async check(key: string, limit: number, response: Response, overMessage: string, windowMs = this.config.rateLimit.windowMs): Promise<void> {
-    const nowMs = Date.now();
+    const nowMs = this.clock.now().getTime();
     const counts = await this.count(key, windowStartOf(nowMs, windowMs), windowMs);
     if (!counts) return;
     const decision = decide({ limit, windowMs, nowMs, ...counts });
