@@ -6,14 +6,13 @@
  * Time is Jest's fake clock: 20 ms of caller audio per 20 ms.
  */
 import type { ChatMessage, ToolDefinition } from '@switchboard/inference';
-import type { AgentCallContext } from '../../../conversation/src/agent/agent-session';
 import type { AgentConfigInput } from '@switchboard/agent-config';
 import { parseAgentConfig } from '@switchboard/agent-config';
 import { InMemoryConversationRecorder } from '../../../conversation/src/records/conversation-records';
 import type { ToolCallContext, ToolInvocation, ToolOutcome, ToolRunner } from '../../../conversation/src/tools/tool-contracts';
 import { failed } from '../../../conversation/src/tools/tool-outcome';
 import { PipelineAgentSession } from '../../../conversation/src/pipeline/pipeline-agent-session';
-import { callerFrame, FakeAudioOutput, FakeCallControl, FakeTts, ScriptedAsr, ScriptedLlm, ScriptedVad, settle, useCallPerTest } from './pipeline-fakes';
+import { callerFrame, FakeAudioOutput, FakeCallControl, FakeTts, ScriptedAsr, ScriptedLlm, ScriptedVad, settle, useCallPerTest, scriptedCallContext } from './pipeline-fakes';
 
 const SYSTEM_PROMPT = 'You answer calls for Acme. The caller is {{caller.number}}.';
 const RENDERED_SYSTEM_PROMPT = 'You answer calls for Acme. The caller is +15550001111.';
@@ -66,20 +65,7 @@ export class CallUnderTest {
     this.asr = new ScriptedAsr(options.supportsPartials ?? false);
     this.tools = options.tools ?? new FakeToolRunner();
     const config = parseAgentConfig({ systemPrompt: SYSTEM_PROMPT, ...options.config });
-    const context: AgentCallContext = {
-      callId: 'call-1',
-      organizationId: 'org-1',
-      agentId: 'agent-1',
-      agentConfigVersion: 1,
-      config,
-      streamParameters: {},
-      callerNumber: '+15550001111',
-      calledNumber: '+15550002222',
-      callStartedAt: new Date(),
-      recorder: this.recorder,
-      callControl: this.callControl,
-      endCall: (reason) => this.endReasons.push(reason),
-    };
+    const context = scriptedCallContext(config, this);
     const engines = (options.enginesReady ?? Promise.resolve()).then(() => ({ vad: this.vad, asr: this.asr, llm: this.llm, tts: this.tts }));
     this.session = new PipelineAgentSession(context, config, this.output, this.tools, engines);
     this.output.connect((name, cleared) => this.session.onMarkEchoed(name, cleared));

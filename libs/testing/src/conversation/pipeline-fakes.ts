@@ -3,7 +3,7 @@
  * runs on, so its specs can drive a whole call (caller audio, transcripts, model tokens, synthesis,
  * the call's mark echoes) deterministically and look at everything it did.
  */
-import type { AgentAudioOutput, CallControl } from '@switchboard/conversation';
+import type { AgentAudioOutput, AgentCallContext, CallControl } from '@switchboard/conversation';
 import type { AsrEngine, AsrPartial, AsrResult, AsrSession, LlmEngine, LlmEvent, LlmRequest, TtsEngine, TtsStream, VadFrame, VadListener, VadStream } from '@switchboard/inference';
 import { EngineError, QueuedTtsStream, VadListeners } from '@switchboard/inference';
 
@@ -351,5 +351,26 @@ export function useCallPerTest<Options, Call extends { session: { close(reason: 
     call = create(options);
     await settle();
     return call;
+  };
+}
+
+/** The context a scripted call's session gets: fixed ids and numbers, the harness's recorder, call control and end log. */
+export function scriptedCallContext(
+  config: AgentCallContext['config'],
+  call: { recorder: AgentCallContext['recorder']; callControl: AgentCallContext['callControl']; endReasons: string[] },
+): AgentCallContext {
+  return {
+    callId: 'call-1',
+    organizationId: 'org-1',
+    agentId: 'agent-1',
+    agentConfigVersion: 1,
+    config,
+    streamParameters: {},
+    callerNumber: '+15550001111',
+    calledNumber: '+15550002222',
+    callStartedAt: new Date(),
+    recorder: call.recorder,
+    callControl: call.callControl,
+    endCall: (reason) => call.endReasons.push(reason),
   };
 }

@@ -6,10 +6,9 @@
  */
 import { encodeMulaw } from '@switchboard/audio';
 import type { VadStream } from '@switchboard/inference';
-import type { AgentCallContext } from '../../../conversation/src/agent/agent-session';
 import type { AgentConfigInput } from '@switchboard/agent-config';
 import { parseAgentConfig } from '@switchboard/agent-config';
-import { callerFrame, FakeAudioOutput, FakeCallControl, gate, ScriptedVad, settle, useCallPerTest } from './pipeline-fakes';
+import { callerFrame, FakeAudioOutput, FakeCallControl, gate, ScriptedVad, settle, useCallPerTest, scriptedCallContext } from './pipeline-fakes';
 import { InMemoryConversationRecorder } from '../../../conversation/src/records/conversation-records';
 import type { ToolInvocation, ToolOutcome, ToolRunner } from '../../../conversation/src/tools/tool-contracts';
 import { succeeded } from '../../../conversation/src/tools/tool-outcome';
@@ -64,20 +63,7 @@ export class CallUnderTest {
 
   constructor(options: CallOptions = {}) {
     const config = parseAgentConfig({ firstMessage: null, ...options.config });
-    const context: AgentCallContext = {
-      callId: 'call-1',
-      organizationId: 'org-1',
-      agentId: 'agent-1',
-      agentConfigVersion: 1,
-      config,
-      streamParameters: {},
-      callerNumber: '+15550001111',
-      calledNumber: '+15550002222',
-      callStartedAt: new Date(),
-      recorder: this.recorder,
-      callControl: this.callControl,
-      endCall: (reason) => this.endReasons.push(reason),
-    };
+    const context = scriptedCallContext(config, this);
     const tools: ToolRunner = options.tools ?? { definitions: [], fillerFor: () => undefined, run: async () => succeeded(null) };
     this.session = new RealtimeAgentSession(context, config, this.output, {
       tools,
