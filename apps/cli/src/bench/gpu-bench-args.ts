@@ -21,13 +21,16 @@ export interface GpuBenchArgs {
   modelsDir: string;
   /** The numeric variant every model is asked for (INFERENCE_MODEL_PRECISION for all). */
   precision: 'fp32' | 'fp16' | 'int8';
+  /** Worker threads (one intra-op thread each); unset: the runtime's default, min(2, cores). */
+  workers: number | undefined;
 }
 
 export const GPU_BENCH_USAGE =
   'usage: npm run bench:gpu -- [--device auto|cpu|cuda|webgpu (default cpu)] ' +
   `[--models ${GPU_BENCH_MODELS.join(',')} (default all but llm)] [--batches 1,4,16] [--budget-ms 500] ` +
   '[--seconds 1.5 (per measurement)] [--models-dir data/stand-in-models/realistic] ' +
-  '[--precision fp32|fp16|int8 (default fp32; int8 stand-ins are built for whisper and llm)]';
+  '[--precision fp32|fp16|int8 (default fp32; int8 stand-ins are built for whisper and llm)] ' +
+  '[--workers N (CPU cores used; default min(2, cores); WebGPU always runs 1)]';
 
 export class UsageError extends Error {}
 
@@ -44,6 +47,7 @@ export function parseGpuBenchArgs(argv: readonly string[]): GpuBenchArgs | 'help
         seconds: { type: 'string', default: '1.5' },
         'models-dir': { type: 'string', default: 'data/stand-in-models/realistic' },
         precision: { type: 'string', default: 'fp32' },
+        workers: { type: 'string' },
         help: { type: 'boolean', short: 'h', default: false },
       },
       strict: true,
@@ -70,6 +74,7 @@ export function parseGpuBenchArgs(argv: readonly string[]): GpuBenchArgs | 'help
     seconds: positive('--seconds', values.seconds),
     modelsDir: resolve(values['models-dir']),
     precision: values.precision as GpuBenchArgs['precision'],
+    workers: values.workers === undefined ? undefined : positiveInteger('--workers', values.workers),
   };
 }
 
@@ -80,5 +85,11 @@ function list(value: string): string[] {
 function positive(flag: string, value: string): number {
   const number = Number(value);
   if (!Number.isFinite(number) || number <= 0) throw new UsageError(`${flag} must be a number > 0, got ${value}`);
+  return number;
+}
+
+function positiveInteger(flag: string, value: string): number {
+  const number = Number(value);
+  if (!Number.isInteger(number) || number < 1 || number > 256) throw new UsageError(`${flag} must be an integer from 1 to 256, got ${value}`);
   return number;
 }

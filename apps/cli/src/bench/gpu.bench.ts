@@ -50,6 +50,7 @@ async function main(argv: readonly string[]): Promise<number> {
       device: args.device as InferenceRuntimeOptions['device'],
       intraOpThreads: INTRA_OP_THREADS,
       interOpThreads: 1,
+      ...(args.workers === undefined ? {} : { workers: args.workers }),
       logger: { log: (line) => void runtimeLog.push(line), warn: (line) => void runtimeLog.push(`warning: ${line}`) },
       onBatch: (record) => void batchLog.push(record),
       // Every model asks for the benchmarked variant, named by its folder under --models-dir.

@@ -142,3 +142,37 @@ describe('per-model pins through real workers', () => {
   });
 });
 
+
+describe('WebGPU keeps to one worker thread (one WebGPU device per process)', () => {
+  const webGpuThere = (): void => {
+    jest.spyOn(WorkerPool.prototype, 'probe').mockImplementation(async (provider) => ({ available: provider === 'webgpu', reason: provider === 'webgpu' ? 'adapter found' : 'no cuda here' }));
+  };
+
+  it('the runtime on WebGPU asked for 2 workers runs 1, and says why', async () => {
+    webGpuThere();
+    const logger = capturingLogger();
+    const runtime = await createInferenceRuntime({ device: 'webgpu', workers: 2, logger });
+    try {
+      expect(runtime.device).toBe('webgpu');
+      expect(runtime.workerCount).toBe(1);
+      expect(logger.warnings()).toEqual([expect.stringMatching(/^inference: WebGPU runs on 1 worker thread, not 2: /)]);
+      expect(String(logger.log.mock.calls[0]?.[0])).toMatch(/WebGPU execution provider \(requested webgpu\), 1 worker thread/);
+    } finally {
+      await runtime.close();
+    }
+  });
+
+  it('a model pinned to a WebGPU that is there also means 1 worker; pinned to one that is not, the CPU keeps 2', async () => {
+    webGpuThere();
+    const pinned = await createInferenceRuntime({ device: 'cpu', workers: 2, modelDevices: { 'whisper-base.en': 'webgpu' }, logger: capturingLogger() });
+    const pinnedCount = pinned.workerCount;
+    await pinned.close();
+    expect(pinnedCount).toBe(1);
+
+    jest.restoreAllMocks();
+    const unavailable = await createInferenceRuntime({ device: 'cpu', workers: 2, modelDevices: { 'whisper-base.en': 'webgpu' }, logger: capturingLogger() });
+    const unavailableCount = unavailable.workerCount;
+    await unavailable.close();
+    expect(unavailableCount).toBe(2);
+  });
+});

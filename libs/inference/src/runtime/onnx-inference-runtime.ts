@@ -42,12 +42,21 @@ export interface ProviderReport {
 }
 
 export async function createInferenceRuntime(options: InferenceRuntimeOptions = {}): Promise<OnnxInferenceRuntime> {
-  const resolved = resolveRuntimeOptions(options);
+  let resolved = resolveRuntimeOptions(options);
   const logger = options.logger ?? new Logger('InferenceRuntime');
-  const pool = new WorkerPool(resolved.workers, logger);
+  let pool = new WorkerPool(resolved.workers, logger);
   try {
-    const probe = cachedProbe(pool);
+    const probe = cachedProbe(() => pool);
     const choice = await chooseProvider(resolved.device, probe, (line) => logger.warn(line));
+    if (resolved.workers > 1 && (await usesWebGpu(choice.device, resolved.modelDevices, probe))) {
+      // onnxruntime holds one WebGPU device per process: sessions run from two worker threads
+      // interleave on its command encoder ("CommandEncoder is already finished", then a crash,
+      // seen on an H200). One worker keeps WebGPU's runs in order; the GPU does the parallel work.
+      logger.warn(`inference: WebGPU runs on 1 worker thread, not ${resolved.workers}: onnxruntime shares one WebGPU device per process, and runs from two threads corrupt its command encoder`);
+      await pool.close();
+      resolved = { ...resolved, workers: 1 };
+      pool = new WorkerPool(1, logger);
+    }
     const settings: WorkerSessionSettings = {
       intraOpNumThreads: resolved.intraOpThreads,
       interOpNumThreads: resolved.interOpThreads,
@@ -70,16 +79,23 @@ export async function createInferenceRuntime(options: InferenceRuntimeOptions = 
   }
 }
 
+/** WebGPU is the runtime's provider, or a model is pinned to it and it is there. */
+async function usesWebGpu(device: InferenceDevice, modelDevices: Readonly<Record<string, InferenceDevice>>, probe: ProviderProbe): Promise<boolean> {
+  if (device === 'webgpu') return true;
+  if (!Object.values(modelDevices).includes('webgpu')) return false;
+  return (await probe('webgpu')).available;
+}
+
 /**
  * One probe per provider for the runtime's life (a pinned model may ask for one `auto` never
  * reached); a probe that failed to get an answer (a worker crash) is asked again next time.
  */
-function cachedProbe(pool: WorkerPool): ProviderProbe {
+function cachedProbe(currentPool: () => WorkerPool): ProviderProbe {
   const results = new Map<GpuProvider, Promise<ProviderProbeResult>>();
   return (provider) => {
     let result = results.get(provider);
     if (!result) {
-      result = pool.probe(provider);
+      result = currentPool().probe(provider);
       results.set(provider, result);
       result.catch(() => results.delete(provider));
     }
