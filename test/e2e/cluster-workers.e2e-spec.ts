@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SimulatedTwilioCall } from '@switchboard/simulated-caller';
 import { freeLoopbackPort } from '@switchboard/testing';
-import { ServerFromSource } from '../support/server-from-source';
+import { BuiltServer } from '../support/built-server';
 import { isProcessAlive } from '../support/processes';
 
 /**
@@ -23,7 +23,7 @@ describe('WORKERS=2 (e2e, the server in its own processes, embedded database)', 
   let child: ChildProcess;
   let baseUrl: string;
   let dataDir: string;
-  let server: ServerFromSource;
+  let server: BuiltServer;
   const tail = () => server.output.slice(-3000);
 
   /** pid of the worker that carried each call, from its own "media stream started" log line. */
@@ -51,7 +51,7 @@ describe('WORKERS=2 (e2e, the server in its own processes, embedded database)', 
     const port = await freeLoopbackPort();
     baseUrl = `http://127.0.0.1:${port}`;
     dataDir = mkdtempSync(join(tmpdir(), 'switchboard-cluster-'));
-    server = ServerFromSource.spawn({
+    server = BuiltServer.spawn({
       WORKERS: '2',
       PORT: String(port),
       PUBLIC_BASE_URL: baseUrl,

@@ -21,7 +21,7 @@ import { FakeOpenAiServer, FakeTwilioRestServer, freeLoopbackPort, type Recorded
 import type { Browser, Page } from 'playwright-core';
 import { launchChromium } from '../support/chromium';
 import { speechFixture } from '../support/conversation-agents';
-import { ServerFromSource } from '../support/server-from-source';
+import { BuiltServer } from '../support/built-server';
 
 jest.setTimeout(240_000);
 
@@ -53,7 +53,7 @@ function isAnalysis(request: RecordedRequest): boolean {
 }
 
 describe('the console in Chromium: first-run link, agents form, read-only key (e2e, the built console served by the server)', () => {
-  let server: ServerFromSource;
+  let server: BuiltServer;
   let browser: Browser;
   let dataDir: string;
   let baseUrl: string;
@@ -93,7 +93,7 @@ describe('the console in Chromium: first-run link, agents form, read-only key (e
     });
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
     twilioRest = await FakeTwilioRestServer.start({ accountSid: TWILIO_ACCOUNT_SID, authToken: TWILIO_AUTH_TOKEN, acceptUnknownCalls: true });
-    server = ServerFromSource.spawn({
+    server = BuiltServer.spawn({
       PORT: String(port),
       PUBLIC_BASE_URL: '',
       DATABASE_URL: '',

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { computeTwilioSignature, newSid, SimulatedTwilioCall } from '@switchboard/simulated-caller';
 import { freeLoopbackPort } from '@switchboard/testing';
 import { FreezableTcpProxy } from '../support/freezable-tcp-proxy';
-import { ServerFromSource } from '../support/server-from-source';
+import { BuiltServer } from '../support/built-server';
 import { testDatabaseUrl, isEmbeddedTestDatabase } from '../support/database';
 
 /**
@@ -25,7 +25,7 @@ describeReal('A database that stops answering (e2e, the server in its own proces
   let child: ChildProcess;
   let baseUrl: string;
   let dataDir: string;
-  let server: ServerFromSource;
+  let server: BuiltServer;
 
   beforeAll(async () => {
     const target = new URL(testDatabaseUrl());
@@ -35,7 +35,7 @@ describeReal('A database that stops answering (e2e, the server in its own proces
     const port = await freeLoopbackPort();
     baseUrl = `http://127.0.0.1:${port}`;
     dataDir = mkdtempSync(join(tmpdir(), 'switchboard-wedge-'));
-    server = ServerFromSource.spawn({
+    server = BuiltServer.spawn({
       PORT: String(port),
       PUBLIC_BASE_URL: baseUrl,
       DATABASE_URL: proxied.toString(),

@@ -6,7 +6,7 @@ import { SimulatedTwilioCall } from '@switchboard/simulated-caller';
 import { type FakeCallUpdate, FakeTwilioRestServer, freeLoopbackPort } from '@switchboard/testing';
 import { Client } from 'pg';
 import { testDatabaseUrl } from '../support/database';
-import { ServerFromSource } from '../support/server-from-source';
+import { BuiltServer } from '../support/built-server';
 import { eventually } from '../support/test-server';
 
 /**
@@ -23,7 +23,7 @@ const TONE = encodeMulaw(sineTone({ frequencyHz: 440, durationMs: 1000, sampleRa
 
 describe('SIGTERM drains live calls (e2e, the server in its own process)', () => {
   let twilio: FakeTwilioRestServer;
-  let server: ServerFromSource;
+  let server: BuiltServer;
   let baseUrl: string;
   let dataDir: string;
 
@@ -32,7 +32,7 @@ describe('SIGTERM drains live calls (e2e, the server in its own process)', () =>
     const port = await freeLoopbackPort();
     baseUrl = `http://127.0.0.1:${port}`;
     dataDir = mkdtempSync(join(tmpdir(), 'switchboard-drain-'));
-    server = ServerFromSource.spawn({
+    server = BuiltServer.spawn({
       PORT: String(port),
       PUBLIC_BASE_URL: baseUrl,
       DATABASE_URL: testDatabaseUrl(),

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freeLoopbackPort } from '@switchboard/testing';
-import { ServerFromSource } from '../support/server-from-source';
+import { BuiltServer } from '../support/built-server';
 
 jest.setTimeout(240_000);
 
@@ -18,10 +18,10 @@ describe('first run without ADMIN_API_KEY: a one-time console sign-in link (e2e,
   let dataDir: string;
   let port: number;
   let baseUrl: string;
-  let server: ServerFromSource | undefined;
+  let server: BuiltServer | undefined;
 
   const start = async (workers: string) => {
-    server = ServerFromSource.spawn({ PORT: String(port), PUBLIC_BASE_URL: '', DATABASE_URL: '', DATA_DIR: dataDir, ADMIN_API_KEY: '', TWILIO_AUTH_TOKEN: '', WORKERS: workers, LOG_FORMAT: 'json' });
+    server = BuiltServer.spawn({ PORT: String(port), PUBLIC_BASE_URL: '', DATABASE_URL: '', DATA_DIR: dataDir, ADMIN_API_KEY: '', TWILIO_AUTH_TOKEN: '', WORKERS: workers, LOG_FORMAT: 'json' });
     await server.healthy(baseUrl, 150_000);
     return server;
   };

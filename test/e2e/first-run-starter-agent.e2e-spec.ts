@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { freeLoopbackPort } from '@switchboard/testing';
 import { installWhisperStandIn } from '../../apps/cli/src/bench/capacity/whisper-stand-in-install';
 import { createScratchDatabase, type ScratchDatabase } from '../support/database';
-import { ServerFromSource } from '../support/server-from-source';
+import { BuiltServer } from '../support/built-server';
 import { WebCallClient } from '../support/web-call-client';
 
 jest.setTimeout(300_000);
@@ -30,7 +30,7 @@ interface AgentSummary {
 describe('first run: the echo agent, and a pipeline agent once there are engines for one (e2e, the server as its own process)', () => {
   const scratch: ScratchDatabase[] = [];
   const folders: string[] = [];
-  let server: ServerFromSource | undefined;
+  let server: BuiltServer | undefined;
   let port: number;
   let baseUrl: string;
   let emptyModelsDir: string;
@@ -42,7 +42,7 @@ describe('first run: the echo agent, and a pipeline agent once there are engines
     return path;
   };
   const start = async (database: ScratchDatabase, dataDir: string, env: Record<string, string>) => {
-    server = ServerFromSource.spawn({
+    server = BuiltServer.spawn({
       PORT: String(port),
       PUBLIC_BASE_URL: '',
       DATABASE_URL: database.url,

@@ -7,14 +7,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freeLoopbackPort } from '@switchboard/testing';
-import { ServerFromSource } from '../support/server-from-source';
+import { BuiltServer } from '../support/built-server';
 
 jest.setTimeout(180_000);
 
 const ADMIN_API_KEY = 'sk_log_format_admin_key_0123456789';
 const ANSI = /\u001b\[[0-9;]*m/g;
 
-async function runServerAndRequest(spawn: (env: Record<string, string>) => ServerFromSource): Promise<string> {
+async function runServerAndRequest(spawn: (env: Record<string, string>) => BuiltServer): Promise<string> {
   const port = await freeLoopbackPort();
   const dataDir = mkdtempSync(join(tmpdir(), 'switchboard-logs-'));
   const server = spawn({
@@ -43,7 +43,7 @@ async function runServerAndRequest(spawn: (env: Record<string, string>) => Serve
 
 describe('LOG_FORMAT=auto (e2e, the server in its own process)', () => {
   it('on a terminal: human-readable lines (time, level, message), no JSON, the key redacted', async () => {
-    const output = await runServerAndRequest((env) => ServerFromSource.spawnOnTerminal(env));
+    const output = await runServerAndRequest((env) => BuiltServer.spawnOnTerminal(env));
     const requestLine = output.split(/\r?\n/).find((line) => line.includes('request completed')) ?? '';
     expect(requestLine).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] INFO/);
     expect(output).toContain('/v1/agents');
@@ -52,7 +52,7 @@ describe('LOG_FORMAT=auto (e2e, the server in its own process)', () => {
   });
 
   it('into a pipe: one JSON object a line, the key redacted', async () => {
-    const output = await runServerAndRequest((env) => ServerFromSource.spawn(env));
+    const output = await runServerAndRequest((env) => BuiltServer.spawn(env));
     const lines = output.split('\n').filter((line) => line.trim().length > 0);
     const parsed = lines.map((line) => JSON.parse(line) as { msg?: string; req?: { url?: string; headers?: Record<string, string> } });
     const request = parsed.find((line) => line.req?.url === '/v1/agents');

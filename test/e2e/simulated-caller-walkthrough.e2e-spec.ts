@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freeLoopbackPort } from '@switchboard/testing';
-import { ServerFromSource } from '../support/server-from-source';
+import { BuiltServer } from '../support/built-server';
 
 jest.setTimeout(180_000);
 
@@ -33,7 +33,7 @@ function runCaller(args: string[], env: Record<string, string>): Promise<{ code:
 }
 
 describe('README walkthrough: the simulated caller against a server on its defaults (e2e, two processes)', () => {
-  let server: ServerFromSource;
+  let server: BuiltServer;
   let dataDir: string;
   let port: number;
 
@@ -41,7 +41,7 @@ describe('README walkthrough: the simulated caller against a server on its defau
     port = await freeLoopbackPort();
     dataDir = mkdtempSync(join(tmpdir(), 'switchboard-walkthrough-'));
     // PUBLIC_BASE_URL empty is unset: the server signs against its default, http://localhost:<PORT>.
-    server = ServerFromSource.spawn({
+    server = BuiltServer.spawn({
       PORT: String(port),
       PUBLIC_BASE_URL: '',
       DATABASE_URL: '',

@@ -10,7 +10,7 @@ import { FakeOpenAiServer, freeLoopbackPort } from '@switchboard/testing';
 import { encodeMulaw, sineTone } from '@switchboard/audio';
 import { testDatabaseUrl, uniqueE164 } from '../support/database';
 import { sample } from '../support/prometheus-text';
-import { ServerFromSource } from '../support/server-from-source';
+import { BuiltServer } from '../support/built-server';
 import { CallTracing } from '../../apps/server/src/tracing/call-tracing';
 import { bindAgent, dialAgent, fakePipelineEngines, speechFixture, toneSpeechFor } from '../support/conversation-agents';
 import { storeSecret } from '../support/secrets';
@@ -264,7 +264,7 @@ describe('without OTEL_EXPORTER_OTLP_ENDPOINT (e2e)', () => {
  */
 describe('the server in its own process exports over OTLP/HTTP protobuf (e2e)', () => {
   let collector: FakeCollector;
-  let server: ServerFromSource;
+  let server: BuiltServer;
   let dataDir: string;
 
   beforeAll(async () => {
@@ -283,7 +283,7 @@ describe('the server in its own process exports over OTLP/HTTP protobuf (e2e)', 
     const baseUrl = `http://127.0.0.1:${port}`;
     const echoNumber = uniqueE164();
     const twilio = { authToken: 'tracing-e2e-twilio-token-0000000', accountSid: `AC${'7'.repeat(32)}` };
-    server = ServerFromSource.spawn({
+    server = BuiltServer.spawn({
       PORT: String(port),
       PUBLIC_BASE_URL: baseUrl,
       DATABASE_URL: testDatabaseUrl(),

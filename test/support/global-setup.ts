@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,6 +23,15 @@ const SERVER_PROBE_TIMEOUT_MS = 3_000;
 const EMBEDDED_FALLBACK_MAX_CONNECTIONS = 64;
 
 /**
+ * The specs that start the server as `npm start` does run its build (test/support/built-server.ts):
+ * built here once per run, and only when the sources changed since the last build.
+ */
+function buildServerIfChanged(): void {
+  const build = spawnSync(process.execPath, [join(PROJECT_ROOT, 'apps', 'cli', 'build-if-changed.mjs')], { cwd: PROJECT_ROOT, stdio: 'inherit' });
+  if (build.status !== 0) throw new Error(`building the server for the tests failed (exit ${build.status ?? build.signal}): see the build's output above`);
+}
+
+/**
  * Gives the integration and e2e tests a FRESH database for this jest run, migrated, and
  * exports it as DATABASE_URL to the workers. Jest calls this once per project (integration,
  * e2e) in the same process; the second call reuses the first one's database.
@@ -32,6 +42,7 @@ export default async function globalSetup(): Promise<void> {
     exportToWorkers(existing.state);
     return;
   }
+  buildServerIfChanged();
 
   removeAbandonedStateFiles(isProcessAlive);
   const serverUrl = process.env['TEST_POSTGRES_URL'] ?? DEFAULT_TEST_POSTGRES_URL;

@@ -1,4 +1,4 @@
-import { ServerFromSource } from './server-from-source';
+import { BuiltServer } from './built-server';
 
 /** One drain as the rolling restart saw it. */
 export interface DrainRecord {
@@ -17,7 +17,7 @@ export interface DrainRecord {
  * own port, as a deploy replaces a pod or a VM's service.
  */
 export class ServerFleet {
-  readonly instances: Array<{ name: string; port: number; server: ServerFromSource }> = [];
+  readonly instances: Array<{ name: string; port: number; server: BuiltServer }> = [];
   /** Everything each instance printed, every run of it (a restarted instance's earlier output included). */
   private readonly earlierOutput = new Map<string, string>();
 
@@ -26,7 +26,7 @@ export class ServerFleet {
   /** Starts an instance on each of `ports` (named app1, app2, ...) and waits for all of them. */
   static async start(ports: number[], env: (port: number) => Record<string, string>): Promise<ServerFleet> {
     const fleet = new ServerFleet(env);
-    ports.forEach((port, index) => fleet.instances.push({ name: `app${index + 1}`, port, server: ServerFromSource.spawn(env(port)) }));
+    ports.forEach((port, index) => fleet.instances.push({ name: `app${index + 1}`, port, server: BuiltServer.spawn(env(port)) }));
     await Promise.all(fleet.instances.map((instance) => instance.server.healthy(`http://127.0.0.1:${instance.port}`, 180_000)));
     return fleet;
   }
@@ -56,7 +56,7 @@ export class ServerFleet {
   /** Starts the instance again on its port and waits for /health. */
   async restart(name: string): Promise<void> {
     const instance = this.instance(name);
-    instance.server = ServerFromSource.spawn(this.env(instance.port));
+    instance.server = BuiltServer.spawn(this.env(instance.port));
     await instance.server.healthy(`http://127.0.0.1:${instance.port}`, 180_000);
   }
 
