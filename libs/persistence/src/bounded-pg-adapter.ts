@@ -1,6 +1,7 @@
 import { PrismaPg } from '@prisma/adapter-pg';
 import type { SqlDriverAdapter, SqlDriverAdapterFactory, SqlQuery, Transaction } from '@prisma/driver-adapter-utils';
 import { Pool, type PoolClient, type PoolConfig } from 'pg';
+import { PersistenceError } from './persistence.errors';
 import { assertNoOpenTransaction } from './transaction-scope';
 
 /**
@@ -73,26 +74,55 @@ export function createGuardedPool(config: PoolConfig, onAcquire?: ConnectionAcqu
 }
 
 /**
- * Prisma's pg adapter, with one gap closed: when COMMIT or ROLLBACK fails (the server ended the
- * session: idle_in_transaction_session_timeout, a restart, a dropped socket), Prisma never releases
- * the pooled client, so the pool slowly loses every connection to dead sessions and then wedges.
- * Here the client is handed back *with the error*, which makes node-postgres discard it and open a
- * fresh one. A failed ROLLBACK is then reported as done (the session, and the transaction with
- * it, is gone, and Prisma's timeout path would otherwise end in an unhandled rejection); a failed
- * COMMIT still throws, since the work was not stored.
+ * Prisma's pg adapter, with two gaps closed:
+ * - When COMMIT or ROLLBACK fails (the server ended the session: idle_in_transaction_session_timeout,
+ *   a restart, a dropped socket), Prisma never releases the pooled client, so the pool slowly loses
+ *   every connection to dead sessions and then wedges. Here the client is handed back *with the
+ *   error*, which makes node-postgres discard it and open a fresh one. A failed ROLLBACK is then
+ *   reported as done (the session, and the transaction with it, is gone, and Prisma's timeout path
+ *   would otherwise end in an unhandled rejection); a failed COMMIT still throws, since the work was
+ *   not stored.
+ * - Once `closing()` says the client is being disconnected, no transaction starts. Prisma's
+ *   $disconnect cancels the transactions still waiting for a connection, but one that gets its
+ *   connection afterwards finds itself in a state Prisma does not handle ("Unknown transaction
+ *   status"): it throws without releasing the connection, left open in a transaction, so the pool
+ *   never finishes closing (and shutdown hangs) until the server's idle-in-transaction timeout
+ *   kills the session. Here such a transaction gives its connection straight back and fails as
+ *   retryable (a call end is then left to the next process's reconciler).
  */
-export function boundedPgAdapter(pool: Pool, options: ConstructorParameters<typeof PrismaPg>[1]): SqlDriverAdapterFactory {
+export function boundedPgAdapter(
+  pool: Pool,
+  options: ConstructorParameters<typeof PrismaPg>[1],
+  closing: () => boolean = () => false,
+): SqlDriverAdapterFactory {
   const inner = new PrismaPg(pool, { ...options, disposeExternalPool: true });
   return {
     provider: inner.provider,
     adapterName: inner.adapterName,
-    connect: async (): Promise<SqlDriverAdapter> => releaseOnFailedEnd(await inner.connect()),
+    connect: async (): Promise<SqlDriverAdapter> => guardTransactions(await inner.connect(), closing),
   };
 }
 
-function releaseOnFailedEnd(adapter: SqlDriverAdapter): SqlDriverAdapter {
+function closingError(): PersistenceError {
+  return new PersistenceError('unavailable', 'the database client is closing: no new transaction starts', true);
+}
+
+function guardTransactions(adapter: SqlDriverAdapter, closing: () => boolean): SqlDriverAdapter {
   const startTransaction = adapter.startTransaction.bind(adapter);
-  adapter.startTransaction = async (isolationLevel) => guardEnd(await startTransaction(isolationLevel));
+  adapter.startTransaction = async (isolationLevel) => {
+    if (closing()) throw closingError();
+    const transaction = await startTransaction(isolationLevel);
+    if (!closing()) return guardEnd(transaction);
+    // The wait for a connection outlasted the start of the disconnect: Prisma would leak this one.
+    try {
+      await transaction.executeRaw({ sql: 'ROLLBACK', args: [], argTypes: [] });
+    } catch (error) {
+      releaseWithError(transaction, error);
+      throw closingError();
+    }
+    await transaction.rollback();
+    throw closingError();
+  };
   return adapter;
 }
 
@@ -104,12 +134,17 @@ function guardEnd(transaction: Transaction): Transaction {
     } catch (error) {
       const ending = query.sql === 'ROLLBACK' || query.sql === 'COMMIT';
       if (!ending) throw error;
-      const client = (transaction as unknown as { client: PoolClient; cleanup?: () => void });
-      client.cleanup?.();
-      client.client.release(error instanceof Error ? error : new Error(String(error)));
+      releaseWithError(transaction, error);
       if (query.sql === 'ROLLBACK') return 0;
       throw error;
     }
   };
   return transaction;
+}
+
+/** Hands the transaction's pooled client back with the error, so node-postgres discards it. */
+function releaseWithError(transaction: Transaction, error: unknown): void {
+  const client = transaction as unknown as { client: PoolClient; cleanup?: () => void };
+  client.cleanup?.();
+  client.client.release(error instanceof Error ? error : new Error(String(error)));
 }

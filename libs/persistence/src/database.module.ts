@@ -33,14 +33,19 @@ import { WEBHOOK_OUTBOX_OPTIONS, WebhookOutbox } from './webhooks/webhook-outbox
 import { WebhookSubscriptionRepository } from './webhooks/webhook-subscription.repository';
 
 /**
- * Stops the embedded database after everything else has shut down: Nest runs every
- * onModuleDestroy (PrismaService disconnects there) before any onApplicationShutdown.
+ * Stops the embedded database after everything else has shut down: DatabaseModule is global, so
+ * its shutdown hooks run after every other module's, and the pool is closed before the database.
  */
 @Injectable()
 class EmbeddedDatabaseShutdown implements OnApplicationShutdown {
-  constructor(@Inject(DATABASE_CONNECTION) private readonly connection: DatabaseConnection) {}
+  constructor(
+    @Inject(DATABASE_CONNECTION) private readonly connection: DatabaseConnection,
+    private readonly prisma: PrismaService,
+  ) {}
 
   async onApplicationShutdown(): Promise<void> {
+    // PrismaService closes in this same phase (concurrently): wait for it, then stop the server.
+    await this.prisma.close();
     await this.connection.embedded?.stop();
   }
 }

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import type { Pool } from 'pg';
 import { PrismaClient } from './generated/prisma/client';
 import { boundedPgAdapter, createGuardedPool, sessionBoundsOptions, type ConnectionAcquireObserver } from './bounded-pg-adapter';
@@ -18,7 +18,7 @@ const DEFAULT_TRANSACTION_OPTIONS = { maxWait: 10_000, timeout: 15_000 };
  * Only repositories use it; services depend on repositories.
  */
 @Injectable()
-export class PrismaService extends PrismaClient implements OnModuleDestroy {
+export class PrismaService extends PrismaClient implements OnApplicationShutdown {
   constructor(
     @Inject(DATABASE_CONNECTION)
     connection: Pick<DatabaseConnection, 'connectionString' | 'poolMax' | 'acquireTimeoutMs' | 'sessionBounds' | 'transactionTimeouts'>,
@@ -40,12 +40,16 @@ export class PrismaService extends PrismaClient implements OnModuleDestroy {
     });
     super({
       transactionOptions: connection.transactionTimeouts ?? DEFAULT_TRANSACTION_OPTIONS,
-      adapter: boundedPgAdapter(pool, {
-        // Without a listener an idle client's error (server restart, network drop) would be
-        // an unhandled 'error' event and crash the process; the pool replaces the client.
-        onPoolError: (error) => logger.warn(`Idle database connection failed: ${error.message}`),
-        onConnectionError: (error) => logger.warn(`Database connection failed: ${error.message}`),
-      }),
+      adapter: boundedPgAdapter(
+        pool,
+        {
+          // Without a listener an idle client's error (server restart, network drop) would be
+          // an unhandled 'error' event and crash the process; the pool replaces the client.
+          onPoolError: (error) => logger.warn(`Idle database connection failed: ${error.message}`),
+          onConnectionError: (error) => logger.warn(`Database connection failed: ${error.message}`),
+        },
+        () => this.closing !== undefined,
+      ),
     });
     this.pool = pool;
     this.acquireObservers = acquireObservers;
@@ -65,11 +69,29 @@ export class PrismaService extends PrismaClient implements OnModuleDestroy {
     return () => this.acquireObservers.delete(observer);
   }
 
+  /** Set once close() began: no transaction starts from then on (see boundedPgAdapter). */
+  private closing: Promise<void> | undefined;
+
   /**
-   * Closes the pool, but never lets shutdown hang on it: a connection that is still checked out
-   * (a query the database never answers) would otherwise keep the process alive forever.
+   * Closed in the application's LAST shutdown phase, not in onModuleDestroy: every other module's
+   * shutdown still writes (live calls ended and finalised, the call-end retrier's grace, the
+   * records' group commits), and DatabaseModule is global, so Nest runs its shutdown hooks after
+   * every other module's. Closing earlier made those writes race the pool's close.
    */
-  async onModuleDestroy(): Promise<void> {
+  onApplicationShutdown(): Promise<void> {
+    return this.close();
+  }
+
+  /**
+   * Closes the pool (idempotent), but never lets shutdown hang on it: a connection that is still
+   * checked out (a query the database never answers) would otherwise keep the process alive forever.
+   */
+  close(): Promise<void> {
+    this.closing ??= this.disconnectBounded();
+    return this.closing;
+  }
+
+  private async disconnectBounded(): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<'timeout'>((resolve) => {
       timer = setTimeout(() => resolve('timeout'), DISCONNECT_TIMEOUT_MS);

@@ -75,6 +75,8 @@ export class CallRuntime implements CallInbound {
   private stopMeans: CallEndReason = 'stream_stopped';
   /** What the drain's bound tells a peer whose protocol carries it with the end (the browser). */
   private endMessage: string | undefined;
+  /** The first end(), while and after it runs. */
+  private ending: Promise<void> | undefined;
 
   constructor(
     readonly transport: CallTransport,
@@ -313,10 +315,16 @@ export class CallRuntime implements CallInbound {
 
   /**
    * Finalises the call (when this runtime owned one) and closes the transport. Idempotent: the
-   * first reason wins, later calls (the close event after a stop, a racing drain) are no-ops.
+   * first reason wins; later calls (the close event after a stop, a racing drain, the shutdown)
+   * change nothing but wait for the first to finish, so the shutdown waits for ends still storing
+   * their records rather than close the database under them.
    */
-  async end(reason: CallEndReason | undefined, closeCode = this.transport.closeCodes.normal): Promise<void> {
-    if (this.state === 'ended') return;
+  end(reason: CallEndReason | undefined, closeCode = this.transport.closeCodes.normal): Promise<void> {
+    this.ending ??= this.endOnce(reason, closeCode);
+    return this.ending;
+  }
+
+  private async endOnce(reason: CallEndReason | undefined, closeCode: number): Promise<void> {
     this.liveCallLabels = undefined;
     if (this.state === 'authorising') this.endedWhileAuthorising = reason;
     this.state = 'ended';
