@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { CostRepository } from '../../libs/persistence/src/billing/cost.repository';
 import { NO_MEASURED_USAGE, type MeasuredCallUsage, type PriceCatalogPrices } from '../../libs/billing/src';
 import type { PrismaService } from '../../libs/persistence/src/prisma.service';
-import type { CreateInboundCallInput } from '../../libs/persistence/src/repositories/call.repository';
+import type { CreateInboundCallInput } from '../../libs/persistence/src/repositories/call-identity';
 import { hashSecret } from '../../libs/persistence/src/secret-hash';
 import type { WebhookEventType } from '../../libs/persistence/src/webhooks/webhook-event-types';
 import { WebhookSubscriptionRepository } from '../../libs/persistence/src/webhooks/webhook-subscription.repository';

@@ -9,7 +9,8 @@ import { AgentRepository } from '../../libs/persistence/src/repositories/agent.r
 import { ApiKeyRepository } from '../../libs/persistence/src/repositories/api-key.repository';
 import { CallAnalysisRepository } from '../../libs/persistence/src/repositories/call-analysis.repository';
 import { CallEventRepository } from '../../libs/persistence/src/repositories/call-event.repository';
-import { CallRepository, type CreateInboundCallInput } from '../../libs/persistence/src/repositories/call.repository';
+import { CallRepository } from '../../libs/persistence/src/repositories/call.repository';
+import type { CreateInboundCallInput } from '../../libs/persistence/src/repositories/call-identity';
 import { CallStreamRepository } from '../../libs/persistence/src/repositories/call-stream.repository';
 import {
   OrganizationRecord,

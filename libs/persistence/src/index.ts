@@ -48,15 +48,12 @@ export { CallStreamRepository } from './repositories/call-stream.repository';
 export { CallTransferRepository, CALL_TRANSFER_STATUSES, OPEN_TRANSFER_STATUSES } from './repositories/call-transfer.repository';
 export type { CallTransferRecord, CallTransferStatus, NewCallTransfer, StoredTurn, TransferredCall } from './repositories/call-transfer.repository';
 export type { QuietCall, StreamAccount, StreamCallContext, StreamClaim, StreamTokenOutcome } from './repositories/call-stream.repository';
-export { CallRepository, CALL_LIST_MAX_LIMIT, assertCallIdentity, callIdentityData } from './repositories/call.repository';
-export type {
-  LockedCall,
-  CreateInboundCallInput,
-  CreateRejectedCallInput,
-  ListCallsInput,
-  StatusCallbackInput,
-  TwilioCallIdentity,
-} from './repositories/call.repository';
+export { CallRepository } from './repositories/call.repository';
+export { CALL_LIST_MAX_LIMIT } from './repositories/call-queries';
+export type { ListCallsInput } from './repositories/call-queries';
+export { assertCallIdentity, callIdentityData } from './repositories/call-identity';
+export type { CreateInboundCallInput, CreateRejectedCallInput, TwilioCallIdentity } from './repositories/call-identity';
+export type { LockedCall, StatusCallbackInput } from './repositories/call-lifecycle-writes';
 export {
   CAPACITY_REASON,
   CONCURRENCY_LIMIT_REASON,

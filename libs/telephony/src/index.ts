@@ -19,7 +19,8 @@ export {
 export * from './messages/media-payload';
 export * from './messages/outbound-messages';
 export * from './session/media-stream-events';
-export { MediaStreamSession, type MediaStreamSessionOptions, type OutboundAudioObserver } from './session/media-stream-session';
+export { MediaStreamSession, type MediaStreamSessionOptions } from './session/media-stream-session';
+export type { OutboundAudioObserver } from './session/media-stream-outbound';
 export { OutstandingMarks, type ResolvedMark } from './session/outstanding-marks';
 export { OutboundFrames, type OutboundFrameSink } from './session/outbound-frames';
 export * from './twiml';

@@ -1,4 +1,4 @@
-import type { CreateInboundCallInput } from '../../../libs/persistence/src/repositories/call.repository';
+import type { CreateInboundCallInput } from '../../../libs/persistence/src/repositories/call-identity';
 import { createTestOrganization, inboundCallInput, TestRepositories } from '../../support/database';
 
 export interface InboundCallFixture {
