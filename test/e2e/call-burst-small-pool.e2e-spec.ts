@@ -28,8 +28,9 @@ describe('A burst of 50 calls on a pool of 2 connections (e2e)', () => {
     expect(results.filter((result) => result.rejected).map((result) => result.sayText)).toEqual([]);
     for (const result of results) {
       expect(result.protocolErrors).toEqual([]);
-      // The echo came back: nothing the caller sent was lost to the queueing.
-      expect(result.latency.framesReceived).toBeGreaterThanOrEqual(result.latency.framesSent - 2);
+      // The echo came back, frame for frame: nothing the caller sent was lost to the queueing
+      // (the caller hangs up once its frames are back, so a slow tick cannot cut the last ones).
+      expect(result.latency.framesReceived).toBe(result.latency.framesSent);
     }
     const callIds = results.map((result) => result.twiml?.stream?.parameters['callId'] as string);
     const details = await eventually(

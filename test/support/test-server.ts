@@ -28,7 +28,10 @@ export interface TestServer {
   adminApiKey: string;
   /** Bound to the built-in echo agent at start-up. */
   echoNumber: string;
-  /** Calls `echoNumber` with the simulated Twilio caller. */
+  /**
+   * Calls `echoNumber` with the simulated Twilio caller, which hangs up once every frame it sent
+   * has been echoed (`awaitEchoMs`, 5 s at most unless set).
+   */
   callEcho(options: Omit<PlaceCallOptions, 'serverUrl' | 'publicBaseUrl' | 'authToken' | 'accountSid' | 'to' | 'from'> & { from?: string }): Promise<CallResult>;
   /** Calls a /v1 route with the admin key (GET unless `method` says otherwise; `body` is sent as JSON). */
   api(path: string, init?: { apiKey?: string | null; method?: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'; body?: unknown }): Promise<{ status: number; body: any }>;
@@ -111,7 +114,7 @@ export async function startTestServer(
     adminApiKey,
     echoNumber,
     callEcho: (options) =>
-      placeCall({ from: '+15550001111', ...options, serverUrl, publicBaseUrl, authToken, accountSid, to: echoNumber }),
+      placeCall({ from: '+15550001111', awaitEchoMs: 5_000, ...options, serverUrl, publicBaseUrl, authToken, accountSid, to: echoNumber }),
     api: async (path, init = {}) => {
       const apiKey = init.apiKey === undefined ? adminApiKey : init.apiKey;
       const headers: Record<string, string> = apiKey === null ? {} : { authorization: `Bearer ${apiKey}` };

@@ -14,6 +14,12 @@ export interface PlaceCallOptions extends SimulatedTwilioCallOptions {
   statusCallbacks?: boolean;
   /** Called once the media socket is up, e.g. to listen for events or inject frames. */
   onConnected?: (call: SimulatedTwilioCall) => void;
+  /**
+   * For a call to an echo (one frame back per frame sent): before hanging up, wait until every
+   * frame sent has come back, for at most this many ms. Leave it out for an agent that does not
+   * echo, or each hang-up waits the whole bound.
+   */
+  awaitEchoMs?: number;
 }
 
 /**
@@ -39,7 +45,7 @@ export async function placeCall(options: PlaceCallOptions): Promise<CallResult> 
       ...(options.dtmf ? { dtmf: options.dtmf } : {}),
     });
   } finally {
-    await call.hangup();
+    await call.hangup({ awaitEchoMs: options.awaitEchoMs });
   }
   if (options.statusCallbacks) await call.sendStatusCallback('completed');
   return call.result();

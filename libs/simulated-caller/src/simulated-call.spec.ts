@@ -123,6 +123,46 @@ describe('SimulatedTwilioCall', () => {
     expect(() => call.sendDtmf('1')).toThrow(expect.objectContaining({ code: 'SOCKET_NOT_OPEN' }));
   });
 
+  it('with awaitEchoMs, sends stop only once every frame sent has come back', async () => {
+    // A late echo: the server holds the caller's frames and plays them back only after the hang-up began.
+    await server.stop();
+    const held: unknown[] = [];
+    server = new LoopbackMediaServer({
+      authToken: AUTH_TOKEN,
+      publicBaseUrl: PUBLIC_BASE_URL,
+      echo: false,
+      onMessage: (_session, message) => {
+        if (message['event'] === 'media') held.push(message['media'].payload);
+      },
+    });
+    await server.start();
+    const call = new SimulatedTwilioCall(options());
+    await call.dial();
+    await call.connectMedia();
+    await call.streamAudio(new Uint8Array(480).fill(0x42), { trailingSilenceMs: 0 });
+    await waitUntil(() => held.length === 3);
+    const hangingUp = call.hangup({ awaitEchoMs: 10_000 });
+    const session = server.sessions[0];
+    // Without the wait, stop would already be on its way and these echoes would not count.
+    for (const payload of held) session?.send({ event: 'media', streamSid: session.streamSid, media: { payload } });
+    await expect(hangingUp).resolves.toMatchObject({ code: 1000, closedBy: 'caller' });
+    expect(call.result().latency).toMatchObject({ framesSent: 3, framesReceived: 3 });
+    expect(session?.messages.map((message) => message['event'])).toEqual(['connected', 'start', 'media', 'media', 'media', 'stop']);
+  });
+
+  it('with awaitEchoMs, hangs up anyway when the echo never comes (the wait is bounded)', async () => {
+    await server.stop();
+    server = new LoopbackMediaServer({ authToken: AUTH_TOKEN, publicBaseUrl: PUBLIC_BASE_URL, echo: false });
+    await server.start();
+    const call = new SimulatedTwilioCall(options());
+    await call.dial();
+    await call.connectMedia();
+    await call.streamAudio(new Uint8Array(160).fill(0x42), { trailingSilenceMs: 0 });
+    await expect(call.hangup({ awaitEchoMs: 50 })).resolves.toMatchObject({ code: 1000, closedBy: 'caller' });
+    expect(call.result().latency).toMatchObject({ framesSent: 1, framesReceived: 0 });
+    expect(server.sessions[0]?.messages.at(-1)?.['event']).toBe('stop');
+  });
+
   it('reports an unreachable server as retryable SERVER_UNREACHABLE', async () => {
     const port = await closedPort();
     const call = new SimulatedTwilioCall({ ...options(), serverUrl: `http://127.0.0.1:${port}` });

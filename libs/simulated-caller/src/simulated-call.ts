@@ -163,11 +163,17 @@ export class SimulatedTwilioCall extends EventEmitter<SimulatedTwilioCallEvents>
     socket.send(data);
   }
 
-  /** Ends the call as Twilio does when the caller hangs up: `stop`, then a normal close. */
-  async hangup(options: { closeTimeoutMs?: number } = {}): Promise<CloseInfo> {
+  /**
+   * Ends the call as Twilio does when the caller hangs up: `stop`, then a normal close. With
+   * `awaitEchoMs` (a call to an echo, which sends one frame back per frame it gets) the line stops
+   * first and `stop` waits until every frame sent has come back, or that many ms at most: after
+   * `stop` nothing received is counted, so a late echo would otherwise read as a lost frame.
+   */
+  async hangup(options: { closeTimeoutMs?: number; awaitEchoMs?: number } = {}): Promise<CloseInfo> {
     const socket = this.socket;
     if (!socket || this.closeInfo) return this.finishWithoutSocket();
     this.line.stop();
+    if (options.awaitEchoMs !== undefined && this.isMediaOpen) await this.echoed(options.awaitEchoMs);
     if (!this.hangingUp && socket.readyState === WebSocket.OPEN) {
       this.settlePlayback();
       socket.send(wire.stopMessage(this.nextSequenceNumber(), this.identity()));
@@ -180,6 +186,26 @@ export class SimulatedTwilioCall extends EventEmitter<SimulatedTwilioCallEvents>
     } finally {
       clearTimeout(timeout);
     }
+  }
+
+  /** Resolves once as many frames came back as went out, the socket closed, or `timeoutMs` passed. */
+  private echoed(timeoutMs: number): Promise<void> {
+    const caughtUp = (): boolean => this.latency.framesReceived >= this.latency.framesSent;
+    if (caughtUp()) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        this.off('message', onMessage);
+        this.off('close', done);
+        resolve();
+      };
+      const onMessage = (): void => {
+        if (caughtUp()) done();
+      };
+      const timer = setTimeout(done, timeoutMs);
+      this.on('message', onMessage);
+      this.on('close', done);
+    });
   }
 
   /** Peer loss: the TCP connection vanishes without `stop` or a close frame. */
