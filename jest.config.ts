@@ -68,6 +68,12 @@ const config: Config = {
   // stalls and lost echo frames. This bound makes Jest run the files in a worker process and start a
   // fresh one whenever a file leaves it above the bound (about every 50 files here).
   workerIdleMemoryLimit: '700MB',
+  // One test file per core. Jest's default (cores - 1) ran every file one after another on this
+  // 2-core machine, while most of an e2e file's time is spent waiting: on audio paced in real time,
+  // on a spawned server, on a browser. Two files at a time took npm test from about 22 to 8.5
+  // minutes here, and the specs wait for events, not durations, so a busier machine slows them
+  // without failing them.
+  maxWorkers: '100%',
   projects: [
     // Unit specs live next to the code they test, and run under Jest's 5 s default: a unit test that
     // needs longer is either slow on purpose (named below) or stuck.
