@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { sineTone } from '@switchboard/audio';
 import { FakeOpenAiServer, FakeTwilioRestServer, type RecordedRequest } from '@switchboard/testing';
-import { LINE_UNAVAILABLE_MESSAGE } from '../../apps/server/src/twilio/inbound-call.service';
+import { LINE_UNAVAILABLE_MESSAGE } from '../../apps/server/src/twilio/webhooks/inbound-call.service';
 import { callTo, dialAgent, speechFixture } from '../support/conversation-agents';
 import {
   decimalOf,

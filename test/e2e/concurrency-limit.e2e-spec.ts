@@ -1,6 +1,6 @@
 import { FakeTwilioRestServer } from '@switchboard/testing';
 import { callTo } from '../support/conversation-agents';
-import { ALL_AGENTS_BUSY_MESSAGE } from '../../apps/server/src/twilio/inbound-call.service';
+import { ALL_AGENTS_BUSY_MESSAGE } from '../../apps/server/src/twilio/webhooks/inbound-call.service';
 import { createOtherOrganizationKey, createRepositories, createTestPrisma, uniqueE164 } from '../support/database';
 import { postCall, setUpLine, type OrganizationLine } from '../support/outbound-calls';
 import { connectTwilioAccount, type TenantTwilioAccount } from '../support/tenant-twilio';

@@ -1,7 +1,7 @@
 import type { SimulatedTwilioCall } from '@switchboard/simulated-caller';
 import { FakeOpenAiServer } from '@switchboard/testing';
 import type { CapacitySnapshot } from '../../apps/server/src/inference/capacity/compute-capacity';
-import { ALL_AGENTS_BUSY_MESSAGE } from '../../apps/server/src/twilio/inbound-call.service';
+import { ALL_AGENTS_BUSY_MESSAGE } from '../../apps/server/src/twilio/webhooks/inbound-call.service';
 import { bindAgent, callTo, fakePipelineEngines, toneSpeechFor } from '../support/conversation-agents';
 import { createTestPrisma, uniqueE164 } from '../support/database';
 import { sample } from '../support/prometheus-text';

@@ -5,7 +5,7 @@ import { decodeMulaw, encodeMulaw, sineTone } from '@switchboard/audio';
 import { SimulatedTwilioCall } from '@switchboard/simulated-caller';
 import { FakeTwilioRestServer, freeLoopbackPort } from '@switchboard/testing';
 import { Client } from 'pg';
-import { ALL_AGENTS_BUSY_MESSAGE } from '../../apps/server/src/twilio/inbound-call.service';
+import { ALL_AGENTS_BUSY_MESSAGE } from '../../apps/server/src/twilio/webhooks/inbound-call.service';
 import { createOtherOrganizationKey, createRepositories, createScratchDatabase, createTestPrisma, type ScratchDatabase } from '../support/database';
 import { HaproxyProcess } from '../support/haproxy';
 import { sumOf } from '../support/prometheus-text';

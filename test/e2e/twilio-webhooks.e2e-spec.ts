@@ -1,7 +1,7 @@
 import { computeTwilioSignature, SimulatedTwilioCall, TwilioCallerError } from '@switchboard/simulated-caller';
 import { createRepositories, createTestPrisma, uniqueCallSid, uniqueE164 } from '../support/database';
 import { startTestServer, type TestServer } from '../support/test-server';
-import { UNKNOWN_NUMBER_MESSAGE } from '../../apps/server/src/twilio/inbound-call.service';
+import { UNKNOWN_NUMBER_MESSAGE } from '../../apps/server/src/twilio/webhooks/inbound-call.service';
 
 /** Twilio's HTTP side of the edge: the voice webhook and status callbacks, against the real server and Postgres. */
 describe('Twilio webhooks (e2e)', () => {

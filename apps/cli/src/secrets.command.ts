@@ -6,7 +6,7 @@ import { reseal, SECRET_NAME_PATTERN, type SecretKeyRing } from '@switchboard/se
 import { DEFAULT_ORGANIZATION_NAME } from '../../server/src/bootstrap/bootstrap.service';
 import { loadSecretKeyRing } from '../../server/src/secrets/secret-key-ring.provider';
 import { MAX_SECRET_VALUE_CHARS, SecretsService } from '../../server/src/secrets/secrets.service';
-import { TWILIO_TOKEN_PURPOSE } from '../../server/src/twilio-accounts/twilio-account.service';
+import { TWILIO_TOKEN_PURPOSE } from '../../server/src/twilio/accounts/twilio-account.service';
 
 export const SECRETS_USAGE = `usage: npm run secrets -- rotate | set NAME | generate-signing NAME
 

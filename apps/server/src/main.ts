@@ -4,8 +4,8 @@ import type { INestApplication } from '@nestjs/common';
 import { ConfigValidationError, loadAppConfig, type AppConfig } from '@switchboard/config';
 import { ClusterPrimary } from './cluster/cluster-primary';
 import { SHARED_EMBEDDED_DATABASE_ENV } from './cluster/cluster-messages';
-import { drainAllowanceMs } from './lifecycle/drain-allowance';
-import { DrainCoordinator } from './lifecycle/drain-coordinator';
+import { drainAllowanceMs } from './server-drain/drain-allowance';
+import { DrainCoordinator } from './server-drain/drain-coordinator';
 import { createServerApp } from './server-app';
 
 /** The primary waits for its workers' own bounded shutdown, then a little longer, then gives up. */

@@ -8,9 +8,9 @@ import { SCENARIO_SUITE_BODY_LIMIT, SCENARIO_SUITE_ROUTE } from './agent-tests/s
 import { AppModule } from './app.module';
 import { CAMPAIGN_BODY_LIMIT, CAMPAIGNS_ROUTE } from './campaigns/campaign-requests.schema';
 import { serveConsole } from './console/console-static';
-import { MediaUpgradeVerifier } from './media/media-upgrade.verifier';
+import { MediaUpgradeVerifier } from './twilio/media-stream/media-upgrade.verifier';
 import { serveOpenApiDocument } from './openapi/openapi-document';
-import { TwilioMediaWsAdapter } from './media/twilio-media-ws.adapter';
+import { TwilioMediaWsAdapter } from './twilio/media-stream/twilio-media-ws.adapter';
 
 /**
  * Builds the fully wired server (not yet listening). Shared by main.ts and the end-to-end tests,

@@ -9,7 +9,7 @@ import { OrganizationSecretRepository } from '../../../libs/persistence/src/repo
 import { TwilioAccountRepository } from '../../../libs/persistence/src/repositories/twilio-account.repository';
 import { rotateSecrets, runSecretsCommand } from '../../../apps/cli/src/secrets.command';
 import { SecretsService } from '../../../apps/server/src/secrets/secrets.service';
-import { TWILIO_TOKEN_PURPOSE } from '../../../apps/server/src/twilio-accounts/twilio-account.service';
+import { TWILIO_TOKEN_PURPOSE } from '../../../apps/server/src/twilio/accounts/twilio-account.service';
 import { applyMigrations } from '../../../libs/persistence/src/migrations';
 import type { PrismaService } from '../../../libs/persistence/src/prisma.service';
 import { createRepositories, createScratchDatabase, createTestOrganization, createTestPrisma, type ScratchDatabase, type TestRepositories } from '../../support/database';

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadAppConfig } from '@switchboard/config';
-import { DRAIN_MESSAGE_GRACE_MS } from '../../../apps/server/src/lifecycle/drain-allowance';
+import { DRAIN_MESSAGE_GRACE_MS } from '../../../apps/server/src/server-drain/drain-allowance';
 
 /**
  * No Docker engine runs here, so docker/ is checked against what CI does run: the image must start

@@ -10,15 +10,15 @@ import { Secret, Service } from 'kubernetes-models/v1';
 import { parseAllDocuments } from 'yaml';
 import { z } from 'zod';
 import { ClusterLink } from '../../../apps/server/src/cluster/cluster-link';
-import { DRAIN_MESSAGE_GRACE_MS } from '../../../apps/server/src/lifecycle/drain-allowance';
-import { ServerDrain } from '../../../apps/server/src/lifecycle/server-drain';
+import { DRAIN_MESSAGE_GRACE_MS } from '../../../apps/server/src/server-drain/drain-allowance';
+import { ServerDrain } from '../../../apps/server/src/server-drain/server-drain';
 import { CallMetrics } from '../../../apps/server/src/metrics/call-metrics';
 import { LiveCallMetrics } from '../../../apps/server/src/metrics/live-call-metrics';
 import { MetricsRegistry } from '../../../apps/server/src/metrics/metrics.registry';
 
 // LiveCallMetrics only reads the media streams when scraped; the real service would pull in the
 // whole call path (engines, database, Twilio) just to register three gauges.
-jest.mock('../../../apps/server/src/media/media-stream.service', () => ({ MediaStreamService: class MediaStreamService {} }));
+jest.mock('../../../apps/server/src/twilio/media-stream/media-stream.service', () => ({ MediaStreamService: class MediaStreamService {} }));
 
 /**
  * No cluster runs here, so docker/kubernetes/ is checked two ways: every object against the

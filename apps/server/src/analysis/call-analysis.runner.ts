@@ -3,7 +3,7 @@ import { type ArgumentValidator, compileToolSchema, describeSchemaProblems } fro
 import { type AnalysisConfig, AnalysisConfigSchema } from '@switchboard/agent-config';
 import type { ChatMessage, LlmEngine } from '@switchboard/inference';
 import { CallRepository, type AnalysisResult, type ClaimedAnalysis } from '@switchboard/persistence';
-import { AgentEngines } from '../agents/agent-engines';
+import { AgentEngines } from '../agent-engines/agent-engines';
 import { analysisMessages, correctionMessages, readAnswer, type ReadAnswer } from './call-analysis-prompt';
 
 /** One LLM request of an analysis may take this long (the whole answer, not the first token). */

@@ -6,7 +6,7 @@ import { AgentConfigValidator } from '../agents-api/agent-config-validation';
 import { ClusterLink } from '../cluster/cluster-link';
 import { FirstRunSignInService } from '../console/first-run-sign-in.service';
 import { InferenceService } from '../inference/inference.service';
-import { BootstrapOrganization, DEFAULT_ORGANIZATION_NAME } from '../twilio-accounts/bootstrap-organization';
+import { BootstrapOrganization, DEFAULT_ORGANIZATION_NAME } from '../twilio/accounts/bootstrap-organization';
 import { SecretsService } from '../secrets/secrets.service';
 import { planStarterAgent, STARTER_OPENAI_SECRET_NAME, starterEngineSources, type StarterAgentPlan } from './starter-agents';
 

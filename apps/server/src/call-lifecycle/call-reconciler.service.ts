@@ -1,9 +1,9 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown, Optional } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '@switchboard/config';
 import { CallEventRepository, CallStreamRepository, isTerminalCallStatus, isTwilioCallStatus, type QuietCall } from '@switchboard/persistence';
-import { describeTwilioFailure } from '../telephony-control/twilio-failure';
-import { TwilioRestClientFactory } from '../telephony-control/twilio-rest-client.factory';
-import { TwilioAccountService } from '../twilio-accounts/twilio-account.service';
+import { describeTwilioFailure } from '../twilio/call-control/twilio-failure';
+import { TwilioRestClientFactory } from '../twilio/call-control/twilio-rest-client.factory';
+import { TwilioAccountService } from '../twilio/accounts/twilio-account.service';
 import { LiveCalls } from '../call-runtime/live-calls';
 import { CallEndService } from './call-end.service';
 

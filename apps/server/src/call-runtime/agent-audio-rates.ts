@@ -1,4 +1,4 @@
-import type { AgentEngines } from '../agents/agent-engines';
+import type { AgentEngines } from '../agent-engines/agent-engines';
 
 /**
  * The rates agent voices come at: every engine's own, and the TTS voices' (Flite 16 kHz, Piper

@@ -4,7 +4,7 @@ import type { StreamClaim } from '@switchboard/persistence';
 import { FakeTwilio } from '@switchboard/testing';
 import type { PinoLogger } from 'nestjs-pino';
 import type { WebSocket } from 'ws';
-import { TwilioMediaStreamTransport } from '../media/twilio-media-stream-transport';
+import { TwilioMediaStreamTransport } from '../twilio/media-stream/twilio-media-stream-transport';
 import type { ConnectionCallEnd } from './call-end-reason';
 import { CallRuntime, type CallRuntimeDependencies } from './call-runtime';
 import type { CallEventBuffer } from './records/call-event-buffer';

@@ -1,12 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { CallStreamRepository } from '@switchboard/persistence';
 import { PinoLogger } from 'nestjs-pino';
-import { AgentEngines } from '../agents/agent-engines';
+import { AgentEngines } from '../agent-engines/agent-engines';
 import { CallEndRetrier } from '../call-lifecycle/call-end-retrier';
 import { CallMetrics } from '../metrics/call-metrics';
 import { WaterfallObservingRecorder } from '../metrics/waterfall-observing-recorder';
 import { CallRecordingService } from '../recordings/call-recording.service';
-import { CallUsageRegistry } from '../usage/call-usage-registry';
+import { CallUsageRegistry } from '../billing/usage-meters/call-usage-registry';
 import { CallRuntime } from './call-runtime';
 import type { CallRuntimeDependencies } from './call-runtime-dependencies';
 import type { CallTransport } from './call-transport';

@@ -1,4 +1,4 @@
-import { callCostSchema } from '../costs/cost-responses.schema';
+import { callCostSchema } from '../billing/costs-api/cost-responses.schema';
 import { CALL_DIRECTIONS, TRANSCRIPT_ROLES, TRANSCRIPT_SOURCES, TWILIO_CALL_STATUSES } from '@switchboard/persistence';
 import { z } from 'zod';
 import { createApiDto, isoDateTime, nullableDateTime, pageOf, uuid } from '../openapi/api-schemas';

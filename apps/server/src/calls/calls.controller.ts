@@ -11,7 +11,7 @@ import { listCallsQuery, ListCallsQueryDto } from './call-requests.schema';
 import { CallDetailDto, CallPageDto } from './call-responses.schema';
 import { callNotFound } from './outbound-call-errors';
 import { callIdParam } from './outbound-call-requests.schema';
-import { callCostView } from '../costs/cost-responses.schema';
+import { callCostView } from '../billing/costs-api/cost-responses.schema';
 import { LIVE_FEED_MAX_MS, LiveCallFeedService } from './live-call-feed.service';
 
 

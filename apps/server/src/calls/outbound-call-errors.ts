@@ -1,7 +1,7 @@
 import { BadRequestException, ConflictException, HttpException, HttpStatus, NotFoundException, ServiceUnavailableException } from '@nestjs/common';
 import { formatMicros } from '@switchboard/billing';
 import type { BudgetStatus, CapacityRefusalSnapshot, ConcurrencySnapshot } from '@switchboard/persistence';
-import type { TwilioFailure } from '../telephony-control/twilio-failure';
+import type { TwilioFailure } from '../twilio/call-control/twilio-failure';
 
 /** How long a client refused over the concurrency limit is told to wait before trying again. */
 export const CONCURRENCY_RETRY_AFTER_SECONDS = 30;

@@ -14,9 +14,9 @@ import { PinoLogger } from 'nestjs-pino';
 import { CallAdmissionService } from '../call-lifecycle/call-admission.service';
 import { CallEndService } from '../call-lifecycle/call-end.service';
 import { unknownAgent } from '../phone-numbers/phone-number-errors';
-import { describeTwilioFailure } from '../telephony-control/twilio-failure';
-import { TwilioRestClientFactory, type TwilioRestCredentials } from '../telephony-control/twilio-rest-client.factory';
-import { TwilioAccountService } from '../twilio-accounts/twilio-account.service';
+import { describeTwilioFailure } from '../twilio/call-control/twilio-failure';
+import { TwilioRestClientFactory, type TwilioRestCredentials } from '../twilio/call-control/twilio-rest-client.factory';
+import { TwilioAccountService } from '../twilio/accounts/twilio-account.service';
 import {
   callAlreadyEnded,
   callNotFound,

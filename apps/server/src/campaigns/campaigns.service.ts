@@ -17,7 +17,7 @@ import { fromNumberNotOwned, twilioNotConfigured } from '../calls/outbound-call-
 import { voicemailForCall } from '../calls/outbound-voicemail';
 import { Clock } from '../common/clock';
 import { unknownAgent } from '../phone-numbers/phone-number-errors';
-import { TwilioAccountService } from '../twilio-accounts/twilio-account.service';
+import { TwilioAccountService } from '../twilio/accounts/twilio-account.service';
 import { normaliseWindows } from './calling-windows';
 import { MAX_REPORTED_ISSUES, parseContactsCsv, type ContactIssue, type LabelledContact } from './campaign-contacts-csv';
 import { campaignFinished, campaignNotFound, invalidCampaign } from './campaign-errors';

@@ -2,7 +2,7 @@ import cluster, { type Worker } from 'node:cluster';
 import type { AppConfig } from '@switchboard/config';
 import { EMBEDDED_DEFAULT_MAX_CONNECTIONS, serveEmbeddedDatabase, type EmbeddedPostgres } from '@switchboard/persistence';
 import { AggregatorRegistry } from 'prom-client';
-import { drainAllowanceMs } from '../lifecycle/drain-allowance';
+import { drainAllowanceMs } from '../server-drain/drain-allowance';
 import { isSwitchboardMessage, SHARED_EMBEDDED_DATABASE_ENV, type MetricsResponse, type WorkerToPrimary } from './cluster-messages';
 
 /** A worker that dies is replaced after this long... */

@@ -2,7 +2,7 @@ import { Controller, Get, HttpCode, ServiceUnavailableException } from '@nestjs/
 import { ApiOkResponse, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
 import type { SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 import { InferenceService, type InferenceState } from '../inference/inference.service';
-import { ServerDrain } from '../lifecycle/server-drain';
+import { ServerDrain } from '../server-drain/server-drain';
 import { DatabaseReadiness } from './database-readiness.service';
 
 const PROVIDER: SchemaObject = { type: 'string', enum: ['cpu', 'cuda', 'webgpu'] };

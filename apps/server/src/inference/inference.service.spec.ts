@@ -1,4 +1,4 @@
-import { CallUsageRegistry } from '../usage/call-usage-registry';
+import { CallUsageRegistry } from '../billing/usage-meters/call-usage-registry';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

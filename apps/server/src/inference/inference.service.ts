@@ -10,7 +10,7 @@ import {
   type ProviderReport,
 } from '@switchboard/inference';
 import { PinoLogger } from 'nestjs-pino';
-import { CallUsageRegistry } from '../usage/call-usage-registry';
+import { CallUsageRegistry } from '../billing/usage-meters/call-usage-registry';
 import { InferenceMetrics } from '../metrics/inference-metrics';
 import { InferenceCapacityService } from './capacity/inference-capacity.service';
 import { resolveModelPins, resolveModelSettings } from './model-pins';

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { AGENT_ENGINES } from '@switchboard/persistence';
 import { Gauge } from 'prom-client';
-import { ServerDrain } from '../lifecycle/server-drain';
-import { MediaStreamService } from '../media/media-stream.service';
+import { ServerDrain } from '../server-drain/server-drain';
+import { MediaStreamService } from '../twilio/media-stream/media-stream.service';
 import { MetricsRegistry } from './metrics.registry';
 
 const DIRECTIONS = ['inbound', 'outbound', 'web'] as const;

@@ -1,5 +1,5 @@
 import { BadGatewayException, BadRequestException, ConflictException, HttpException, NotFoundException } from '@nestjs/common';
-import type { TwilioAccountError } from '../twilio-accounts/twilio-account.service';
+import type { TwilioAccountError } from '../twilio/accounts/twilio-account.service';
 
 export function phoneNumberNotFound(id: string): NotFoundException {
   return new NotFoundException({ statusCode: 404, error: 'Not Found', code: 'phone_number_not_found', message: `No phone number ${id}.` });

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { AgentRepository, PersistenceError, PhoneNumberRepository, type ListPhoneNumbersInput, type PhoneNumberRecord } from '@switchboard/persistence';
-import { TwilioAccountError, TwilioAccountService } from '../twilio-accounts/twilio-account.service';
+import { TwilioAccountError, TwilioAccountService } from '../twilio/accounts/twilio-account.service';
 import { numberNotInAccount, ownershipUnchecked, phoneNumberNotFound, phoneNumberTaken, unknownAgent } from './phone-number-errors';
 
 /**

@@ -3,7 +3,7 @@ import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import type { AgentCallContext, InMemoryConversationRecorder, TranscriptTurnRecord } from '@switchboard/conversation';
 import { EngineError, observedAsr, observedLlm, observedTts } from '@switchboard/inference';
 import { EngineObservers, type EngineTarget } from './engine-observer';
-import { CallEngineObserver } from '../agents/call-engine-observer';
+import { CallEngineObserver } from '../agent-engines/call-engine-observer';
 import { ATTR } from './span-attributes';
 import { traceAgentEngine } from './traced-agent-engine';
 import {

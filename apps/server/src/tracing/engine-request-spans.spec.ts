@@ -10,7 +10,7 @@ import {
   type SpeechToSpeechSession,
 } from '@switchboard/inference';
 import { EngineObservers, type EngineTarget } from './engine-observer';
-import { CallEngineObserver } from '../agents/call-engine-observer';
+import { CallEngineObserver } from '../agent-engines/call-engine-observer';
 import { ATTR } from './span-attributes';
 import { traceAgentEngine } from './traced-agent-engine';
 import { callContext, doneEvent, engineErrors, fakeAsr, fakeLlm, fakeTts, inMemoryTracing, noOutput, RecordingAgentEngine, speak, think } from './tracing.test-support';

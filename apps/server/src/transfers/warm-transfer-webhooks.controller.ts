@@ -3,7 +3,7 @@ import { ApiExcludeController } from '@nestjs/swagger';
 import { statusCallbackSchema, voiceWebhookSchema, type StatusCallbackParams, type VoiceWebhookParams } from '@switchboard/telephony';
 import { z } from 'zod';
 import { ZodValidationPipe } from '../common/zod-validation.pipe';
-import { TwilioSignatureGuard } from '../twilio/twilio-signature.guard';
+import { TwilioSignatureGuard } from '../twilio/webhooks/twilio-signature.guard';
 import { WarmTransferService } from './warm-transfer.service';
 
 const transferIdParam = z.guid({ error: 'transfer id must be a uuid' });

@@ -5,7 +5,7 @@ import { AgentRepository, type Refusal } from '@switchboard/persistence';
 import { mintStreamToken } from '@switchboard/telephony';
 import { PinoLogger } from 'nestjs-pino';
 import type { WebSocket } from 'ws';
-import { AgentEngines } from '../agents/agent-engines';
+import { AgentEngines } from '../agent-engines/agent-engines';
 import { CallAdmissionService } from '../call-lifecycle/call-admission.service';
 import { agentInputRates, agentOutputRates } from '../call-runtime/agent-audio-rates';
 import type { CallRuntime } from '../call-runtime/call-runtime';

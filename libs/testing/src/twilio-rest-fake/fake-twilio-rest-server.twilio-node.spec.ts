@@ -1,7 +1,7 @@
 import { Twilio } from 'twilio';
 import RestException from 'twilio/lib/base/RestException';
 // The product's own redirecting httpClient, so the fake is checked against exactly what the product sends.
-import { ApiBaseUrlRequestClient } from '../../../../apps/server/src/telephony-control/api-base-url-request-client';
+import { ApiBaseUrlRequestClient } from '../../../../apps/server/src/twilio/call-control/api-base-url-request-client';
 import { FakeTwilioRestServer } from './fake-twilio-rest-server';
 
 /** The rejection of `promise`, which must reject. */

@@ -14,9 +14,9 @@ import { pino } from 'pino';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { CallEventBuffer } from '../../../../server/src/call-runtime/records/call-event-buffer';
 import { CallRuntime, type CallRuntimeDependencies } from '../../../../server/src/call-runtime/call-runtime';
-import { TwilioMediaStreamTransport } from '../../../../server/src/media/twilio-media-stream-transport';
+import { TwilioMediaStreamTransport } from '../../../../server/src/twilio/media-stream/twilio-media-stream-transport';
 import { ObservedRecorder } from './observed-recorder';
-import { CallUsageRegistry } from '../../../../server/src/usage/call-usage-registry';
+import { CallUsageRegistry } from '../../../../server/src/billing/usage-meters/call-usage-registry';
 
 const CLEAR_MESSAGE_PREFIX = '{"event":"clear"';
 const MEDIA_PATH = '/media/';

@@ -1,6 +1,6 @@
 import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '@switchboard/config';
-import { CallUsageRegistry } from '../../usage/call-usage-registry';
+import { CallUsageRegistry } from '../../billing/usage-meters/call-usage-registry';
 import { ComputeCapacity, type CapacityDecision, type CapacitySnapshot } from './compute-capacity';
 
 /** How often the live calls are sampled into the measurement window. */
