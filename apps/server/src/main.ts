@@ -6,6 +6,7 @@ import { ClusterPrimary } from './cluster/cluster-primary';
 import { SHARED_EMBEDDED_DATABASE_ENV } from './cluster/cluster-messages';
 import { drainAllowanceMs } from './lifecycle/drain-allowance';
 import { DrainCoordinator } from './lifecycle/drain-coordinator';
+import { redactUrls } from './logging/log-redaction';
 import { createServerApp } from './server-app';
 
 /** The primary waits for its workers' own bounded shutdown, then a little longer, then gives up. */
@@ -70,6 +71,7 @@ function boundShutdown(config: AppConfig, marginMs: number): void {
 }
 
 main().catch((error: unknown) => {
-  process.stderr.write(`switchboard failed to start: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`);
+  // Written before (or without) the logger: the same redaction list, applied by hand.
+  process.stderr.write(`switchboard failed to start: ${redactUrls(error instanceof Error ? error.stack ?? error.message : String(error))}\n`);
   process.exit(1);
 });
