@@ -4,6 +4,7 @@ import type { INestApplication } from '@nestjs/common';
 import { ConfigValidationError, loadAppConfig, type AppConfig } from '@switchboard/config';
 import { ClusterPrimary } from './cluster/cluster-primary';
 import { SHARED_EMBEDDED_DATABASE_ENV } from './cluster/cluster-messages';
+import { redactUrls } from './logging/log-redaction';
 import { drainAllowanceMs } from './server-drain/drain-allowance';
 import { DrainCoordinator } from './server-drain/drain-coordinator';
 import { createServerApp } from './server-app';
@@ -70,6 +71,7 @@ function boundShutdown(config: AppConfig, marginMs: number): void {
 }
 
 main().catch((error: unknown) => {
-  process.stderr.write(`switchboard failed to start: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`);
+  // Written before (or without) the logger: the same redaction list, applied by hand.
+  process.stderr.write(`switchboard failed to start: ${redactUrls(error instanceof Error ? error.stack ?? error.message : String(error))}\n`);
   process.exit(1);
 });

@@ -6,12 +6,13 @@ import { LoggerModule } from 'nestjs-pino';
 import type { DestinationStream } from 'pino';
 import pinoPretty from 'pino-pretty';
 import type { Options as PinoHttpOptions } from 'pino-http';
+import { REDACTION_MARKER, redactError, redactRequest, redactResponse, redactStringFields, redactUrls } from './log-redaction';
 
-/** Request headers and body fields that may carry secrets; pino replaces them with "[redacted]". */
+/**
+ * Fields of logged objects that may carry secrets; pino replaces them with the marker. Headers,
+ * query values and URLs are redacted by the list in log-redaction.ts, through the serializers below.
+ */
 export const REDACTED_PATHS = [
-  'req.headers.authorization',
-  'req.headers["x-twilio-signature"]',
-  'req.headers.cookie',
   '*.authToken',
   '*.apiKey',
   '*.streamToken',
@@ -40,7 +41,17 @@ export class LoggingModule {
   static forRoot(config: AppConfig, destination: DestinationStream | undefined = logDestination(config.logFormat)): DynamicModule {
     const options: PinoHttpOptions = {
       level: config.logLevel,
-      redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+      redact: { paths: REDACTED_PATHS, censor: REDACTION_MARKER },
+      // Every line passes log-redaction's one list: the request and response (pino-http hands these
+      // pino's own serialization), an error's message and stack, the message, and the string fields
+      // a call logs (a URL given as `{ url }`).
+      serializers: {
+        req: redactRequest,
+        res: redactResponse,
+        err: redactError,
+        msg: (message: unknown) => (typeof message === 'string' ? redactUrls(message) : message),
+      },
+      formatters: { log: (fields: Record<string, unknown>) => redactStringFields(fields) },
       genReqId: (req: IncomingMessage, res: ServerResponse) => {
         const incoming = req.headers['x-request-id'];
         const id = typeof incoming === 'string' && /^[\w.-]{1,128}$/.test(incoming) ? incoming : randomUUID();
