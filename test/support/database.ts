@@ -154,13 +154,14 @@ export interface ScratchDatabase {
 export async function createScratchDatabase(label: string): Promise<ScratchDatabase> {
   const serverUrl = process.env[TEST_SERVER_URL_ENV];
   if (isEmbeddedTestDatabase() || !serverUrl) {
-    const dataDir = mkdtempSync(join(tmpdir(), `switchboard-${label}-`));
-    const embedded = await startEmbeddedPostgres({ dataDir });
+    // The data in a subfolder, so its password file and lock (beside it) go with the folder.
+    const folder = mkdtempSync(join(tmpdir(), `switchboard-${label}-`));
+    const embedded = await startEmbeddedPostgres({ dataDir: join(folder, 'pglite') });
     return {
       url: embedded.connectionString,
       drop: async () => {
         await embedded.stop();
-        rmSync(dataDir, { recursive: true, force: true });
+        rmSync(folder, { recursive: true, force: true });
       },
     };
   }

@@ -63,7 +63,8 @@ export default async function globalSetup(): Promise<void> {
     );
   } else {
     const embeddedDataDir = mkdtempSync(join(tmpdir(), 'switchboard-test-pglite-'));
-    embedded = await startEmbeddedPostgres({ dataDir: embeddedDataDir, maxConnections: EMBEDDED_FALLBACK_MAX_CONNECTIONS });
+    // The data in a subfolder, so its password file and lock (beside it) are removed with the folder.
+    embedded = await startEmbeddedPostgres({ dataDir: join(embeddedDataDir, 'pglite'), maxConnections: EMBEDDED_FALLBACK_MAX_CONNECTIONS });
     state = { mode: 'embedded', databaseUrl: embedded.connectionString, embeddedDataDir };
     console.warn(
       `[test db] PostgreSQL at ${redactConnectionStrings(serverUrl)} unreachable (${unreachable}); ` +

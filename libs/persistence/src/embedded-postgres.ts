@@ -1,6 +1,7 @@
 import { extname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { acquireDataDirLock } from './data-dir-lock';
+import { embeddedPasswordPath, loadOrCreateEmbeddedPassword } from './embedded-password';
 import { PersistenceError } from './persistence.errors';
 import type { EmbeddedWorkerConfig, EmbeddedWorkerMessage } from './embedded-postgres.worker';
 
@@ -24,6 +25,10 @@ import type { EmbeddedWorkerConfig, EmbeddedWorkerMessage } from './embedded-pos
  * not guaranteed to work for every client. The app therefore uses a pool of ONE connection
  * against it (no throughput lost: PGlite runs one statement at a time anyway), and the server
  * accepts a few more sockets only for the migrate CLI child process and diagnostics.
+ *
+ * It requires a password (pglite-socket checks none: see embedded-postgres-auth.ts), generated once
+ * into `<dataDir>.password` (mode 0600) and carried in `connectionString`, so that another local
+ * user's process cannot connect to the loopback port.
  */
 
 export interface EmbeddedPostgresOptions {
@@ -35,6 +40,8 @@ export interface EmbeddedPostgresOptions {
   maxConnections?: number;
   /** Give up starting after this long (first start initialises the data folder). */
   startTimeoutMs?: number;
+  /** A client that has not authenticated by then is disconnected (default 10 s). */
+  handshakeTimeoutMs?: number;
 }
 
 export interface EmbeddedPostgres {
@@ -51,12 +58,26 @@ const STOP_TIMEOUT_MS = 30_000;
 
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgres> {
   const { dataDir } = options;
+  const lock = acquireDataDirLock(dataDir);
+  let password: string;
+  try {
+    password = loadOrCreateEmbeddedPassword(embeddedPasswordPath(dataDir));
+  } catch (error) {
+    lock.release();
+    throw new PersistenceError(
+      'embedded_start_failed',
+      `Could not read or create the embedded database's password file ${embeddedPasswordPath(dataDir)}: ${(error as Error).message}`,
+      false,
+      { cause: error },
+    );
+  }
   const config: EmbeddedWorkerConfig = {
     dataDir,
     port: options.port ?? 0,
     maxConnections: options.maxConnections ?? EMBEDDED_DEFAULT_MAX_CONNECTIONS,
+    password,
+    handshakeTimeoutMs: options.handshakeTimeoutMs,
   };
-  const lock = acquireDataDirLock(dataDir);
   const worker = spawnWorker(config);
   let port: number;
   try {
@@ -75,7 +96,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
 
   let stopping: Promise<void> | undefined;
   return {
-    connectionString: `postgresql://postgres@127.0.0.1:${port}/postgres?sslmode=disable`,
+    connectionString: `postgresql://postgres:${password}@127.0.0.1:${port}/postgres?sslmode=disable`,
     port,
     dataDir,
     stop: () => (stopping ??= stopWorker(worker).finally(() => lock.release())),

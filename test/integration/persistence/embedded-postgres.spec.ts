@@ -1,4 +1,5 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
@@ -13,21 +14,26 @@ const PROJECT_ROOT = join(__dirname, '..', '..', '..');
 jest.setTimeout(240_000);
 
 describe('embedded PostgreSQL (PGlite served on a loopback port)', () => {
+  let folder: string;
   let dataDir: string;
   let embedded: EmbeddedPostgres | undefined;
 
   beforeAll(() => {
-    dataDir = mkdtempSync(join(tmpdir(), 'switchboard-embedded-spec-'));
+    // The data in a subfolder: its password file and lock sit beside it, as in DATA_DIR.
+    folder = mkdtempSync(join(tmpdir(), 'switchboard-embedded-spec-'));
+    dataDir = join(folder, 'pglite');
   });
 
   afterAll(async () => {
     await embedded?.stop();
-    rmSync(dataDir, { recursive: true, force: true });
+    rmSync(folder, { recursive: true, force: true });
   });
 
   it('migrates, serves the repositories, and keeps the data across a restart on the same folder', async () => {
     embedded = await startEmbeddedPostgres({ dataDir });
-    expect(embedded.connectionString).toMatch(/^postgresql:\/\/postgres@127\.0\.0\.1:\d+\/postgres/);
+    // The password generated into <dataDir>.password (see the e2e spec for refusals).
+    const password = readFileSync(`${dataDir}.password`, 'utf8').trim();
+    expect(embedded.connectionString).toMatch(new RegExp(`^postgresql://postgres:${password}@127\\.0\\.0\\.1:\\d+/postgres`));
     await applyMigrations(embedded.connectionString, { projectRoot: PROJECT_ROOT });
 
     const e164 = uniqueE164();
@@ -100,7 +106,53 @@ describe('embedded PostgreSQL (PGlite served on a loopback port)', () => {
       await b.end();
     }
   });
+
+  it('bounds the password handshake: SSL is declined, an oversize startup and a silent client are cut off', async () => {
+    const bounded = await startEmbeddedPostgres({ dataDir: join(folder, 'bounds'), handshakeTimeoutMs: 300 });
+    try {
+      // SSLRequest is answered 'N'; a startup packet claiming 1 MB is refused (08P01) and closed.
+      const oversize = await exchange(bounded.port, [sslRequest(), lengthOnly(1_000_000)]);
+      expect(oversize.received.subarray(0, 1).toString()).toBe('N');
+      expect(oversize.received.subarray(1).toString('latin1')).toContain('C08P01');
+      // A client that says nothing is disconnected once the handshake bound passes.
+      const silent = await exchange(bounded.port, []);
+      expect(silent.received.length).toBe(0);
+      // The right password still works.
+      const client = await connectOnce(bounded.connectionString);
+      await expect(client.query('SELECT 1 AS one')).resolves.toMatchObject({ rows: [{ one: 1 }] });
+      await client.end();
+    } finally {
+      await bounded.stop();
+    }
+  });
 });
+
+/** Writes the messages, then collects what comes back until the server closes the socket. */
+function exchange(port: number, messages: Buffer[]): Promise<{ received: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => messages.forEach((message) => socket.write(message)));
+    const chunks: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('error', reject);
+    socket.on('close', () => resolve({ received: Buffer.concat(chunks) }));
+  });
+}
+
+function sslRequest(): Buffer {
+  const message = Buffer.alloc(8);
+  message.writeInt32BE(8, 0);
+  message.writeInt32BE(80_877_103, 4);
+  return message;
+}
+
+/** A protocol 3.0 startup header announcing `length` bytes (none of which follow). */
+function lengthOnly(length: number): Buffer {
+  const message = Buffer.alloc(8);
+  message.writeInt32BE(length, 0);
+  message.writeInt32BE(196_608, 4);
+  return message;
+}
+
 
 async function connectOnce(url: string): Promise<Client> {
   const client = new Client({ connectionString: url, connectionTimeoutMillis: 3_000 });
