@@ -31,6 +31,12 @@ describe('Organization caps across WORKERS=2 (e2e, the server in its own process
   function onNewConnection(path: string, apiKey: string, requestId: string): Promise<Answer> {
     return new Promise((resolve, reject) => {
       const req = httpRequest(`${baseUrl}${path}`, { agent: false, headers: { authorization: `Bearer ${apiKey}`, 'x-request-id': requestId } }, (res) => {
+        // An admitted feed never ends by itself: its status is the answer.
+        if (res.statusCode === 200 && res.headers['content-type']?.startsWith('text/event-stream')) {
+          resolve({ status: 200, body: undefined });
+          res.destroy();
+          return;
+        }
         let text = '';
         res.setEncoding('utf8');
         res.on('data', (chunk: string) => (text += chunk));
