@@ -85,7 +85,8 @@ describe('GET /v1/calls/live (e2e)', () => {
 
     const result = await server.callEcho({ audio: new Uint8Array(8000).fill(0xff), trailingSilenceMs: 200, statusCallbacks: true });
     const callId = result.twiml?.stream?.parameters['callId'] as string;
-    await eventually(async () => own.events, (events) => events.some((event) => event.data.id === callId && event.data.status === 'completed'), 10_000);
+    // Twilio's `completed` callback and the call's end record are separate writes, in either order: wait for both.
+    await eventually(async () => own.events, (events) => events.some((event) => event.data.id === callId && event.data.status === 'completed' && event.data.endReason !== null), 10_000);
     const mine = own.events.filter((event) => event.data.id === callId);
     expect(mine[0]).toMatchObject({ event: 'call', data: { id: callId, direction: 'inbound', endedAt: null } });
     expect(mine.at(-1)?.data).toMatchObject({ status: 'completed', endReason: 'stream_stopped' });

@@ -35,6 +35,7 @@ import { BootstrapService } from './bootstrap/bootstrap.service';
 import { FirstRunController } from './console/first-run.controller';
 import { FirstRunSignInService } from './console/first-run-sign-in.service';
 import { LiveCallFeedService } from './calls/live-call-feed.service';
+import { liveFeedLeaseStoreProvider } from './calls/live-feed-leases/live-feed-lease-store';
 import { CallsController } from './calls/calls.controller';
 import { CallRecordsService } from './calls/call-records.service';
 import { OutboundCallService } from './calls/outbound-call.service';
@@ -202,6 +203,7 @@ export class AppModule {
         BootstrapService,
         FirstRunSignInService,
         LiveCallFeedService,
+        liveFeedLeaseStoreProvider,
         InferenceService,
         InferenceCapacityService,
         {

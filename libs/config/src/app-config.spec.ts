@@ -29,6 +29,15 @@ describe('loadAppConfig', () => {
     expect(config.logLevel).toBe('debug');
   });
 
+  it("budgets an organization's requests at five keys' worth unless set, and caps its API keys at 50", () => {
+    expect(loadAppConfig({}).rateLimit).toEqual({ requests: 600, anonymousRequests: 60, organizationRequests: 3000, windowMs: 60_000 });
+    expect(loadAppConfig({ RATE_LIMIT_REQUESTS: '10' }).rateLimit.organizationRequests).toBe(50);
+    expect(loadAppConfig({ RATE_LIMIT_ORGANIZATION_REQUESTS: '70' }).rateLimit.organizationRequests).toBe(70);
+    expect(loadAppConfig({}).maxApiKeysPerOrganization).toBe(50);
+    expect(loadAppConfig({ MAX_API_KEYS_PER_ORG: '3' }).maxApiKeysPerOrganization).toBe(3);
+    expect(() => loadAppConfig({ MAX_API_KEYS_PER_ORG: '0' })).toThrow(ConfigValidationError);
+  });
+
   it('treats empty strings as unset', () => {
     expect(loadAppConfig({ DATABASE_URL: '', ADMIN_API_KEY: '' }).database.url).toBeUndefined();
   });

@@ -5,6 +5,9 @@ import { parseTrustProxy } from './trust-proxy';
 import { tracingConfigOf, type TracingConfig } from './tracing-config';
 
 /** The validated, typed configuration every module reads (never `process.env` directly). */
+/** RATE_LIMIT_ORGANIZATION_REQUESTS when unset: this many keys' budgets. */
+export const ORGANIZATION_REQUESTS_PER_KEY_BUDGET = 5;
+
 export interface AppConfig {
   nodeEnv: Environment['NODE_ENV'];
   port: number;
@@ -106,8 +109,12 @@ export interface AppConfig {
     requests: number;
     /** Requests per client address per window with a missing or unknown key. */
     anonymousRequests: number;
+    /** Requests per organization per window, summed over its keys. */
+    organizationRequests: number;
     windowMs: number;
   };
+  /** Active API keys one organization may hold. */
+  maxApiKeysPerOrganization: number;
   webhooks: {
     timeoutMs: number;
     retryBaseMs: number;
@@ -203,7 +210,13 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     campaigns: { dialerEnabled: e.CAMPAIGN_DIALER_ENABLED, dialerIntervalMs: e.CAMPAIGN_DIALER_INTERVAL_MS },
     redisUrl: e.REDIS_URL,
     trustProxy: e.TRUST_PROXY === undefined ? undefined : parseTrustProxy(e.TRUST_PROXY),
-    rateLimit: { requests: e.RATE_LIMIT_REQUESTS, anonymousRequests: e.RATE_LIMIT_ANONYMOUS_REQUESTS, windowMs: e.RATE_LIMIT_WINDOW_MS },
+    rateLimit: {
+      requests: e.RATE_LIMIT_REQUESTS,
+      anonymousRequests: e.RATE_LIMIT_ANONYMOUS_REQUESTS,
+      organizationRequests: e.RATE_LIMIT_ORGANIZATION_REQUESTS ?? ORGANIZATION_REQUESTS_PER_KEY_BUDGET * e.RATE_LIMIT_REQUESTS,
+      windowMs: e.RATE_LIMIT_WINDOW_MS,
+    },
+    maxApiKeysPerOrganization: e.MAX_API_KEYS_PER_ORG,
     webhooks: {
       timeoutMs: e.WEBHOOK_TIMEOUT_MS,
       retryBaseMs: e.WEBHOOK_RETRY_BASE_MS,

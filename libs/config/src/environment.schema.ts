@@ -181,6 +181,14 @@ export const environmentSchema = z
     /** Requests one API key may make per RATE_LIMIT_WINDOW_MS before getting 429 with Retry-After. */
     RATE_LIMIT_REQUESTS: z.coerce.number().int().min(1).max(1_000_000).default(600),
     RATE_LIMIT_WINDOW_MS: z.coerce.number().int().min(1000).max(3_600_000).default(60_000),
+    /**
+     * Requests one organization may make per RATE_LIMIT_WINDOW_MS over all its keys (beside each
+     * key's own RATE_LIMIT_REQUESTS): minting more keys does not buy more throughput. Unset: five
+     * keys' worth (5 x RATE_LIMIT_REQUESTS).
+     */
+    RATE_LIMIT_ORGANIZATION_REQUESTS: z.coerce.number().int().min(1).max(100_000_000).optional(),
+    /** Active (not revoked) API keys one organization may hold; minting one more answers 409. */
+    MAX_API_KEYS_PER_ORG: z.coerce.number().int().min(1).max(100_000).default(50),
     /** Outgoing webhooks: one attempt's time limit. */
     WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
     /** First retry delay; each later one doubles (with full jitter) up to WEBHOOK_RETRY_MAX_DELAY_MS. */

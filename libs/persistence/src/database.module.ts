@@ -28,6 +28,7 @@ import { PhoneNumberRepository } from './repositories/phone-number.repository';
 import { OrganizationSecretRepository } from './repositories/organization-secret.repository';
 import { TwilioAccountRepository } from './repositories/twilio-account.repository';
 import { RateLimitCounterRepository } from './repositories/rate-limit-counter.repository';
+import { LiveFeedLeaseRepository } from './repositories/live-feed-lease.repository';
 import { WebhookDeliveryRepository } from './webhooks/webhook-delivery.repository';
 import { WEBHOOK_OUTBOX_OPTIONS, WebhookOutbox } from './webhooks/webhook-outbox';
 import { WebhookSubscriptionRepository } from './webhooks/webhook-subscription.repository';
@@ -70,6 +71,7 @@ const REPOSITORIES = [
   WebhookDeliveryRepository,
   CostRepository,
   RateLimitCounterRepository,
+  LiveFeedLeaseRepository,
   OrganizationSecretRepository,
   TwilioAccountRepository,
 ];

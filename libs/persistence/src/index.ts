@@ -20,7 +20,7 @@ export type { OrganizationCallUsage, OrganizationRecord } from './repositories/o
 export { AgentTestRepository, type AgentTestRunRecord, type AgentTestRunStatus, type AgentTestSuiteRecord } from './repositories/agent-test.repository';
 export { ConsoleSignInRepository, FIRST_RUN_API_KEY_NAME, type ClaimedSignIn, type SignInClaimRefusal } from './repositories/console-sign-in.repository';
 export { ApiKeyRepository, BOOTSTRAP_API_KEY_NAME, ADMIN_SCOPE, READ_SCOPE, API_KEY_SCOPES } from './repositories/api-key.repository';
-export type { ActiveApiKey, ApiKeyRecord, ApiKeyScope, BootstrapKeyResult, CreateApiKeyInput } from './repositories/api-key.repository';
+export type { ActiveApiKey, ApiKeyRecord, ApiKeyScope, BootstrapKeyResult, CreateApiKeyInput, CreateWithinLimitResult } from './repositories/api-key.repository';
 export { AgentRepository, AGENT_ENGINES, AGENT_LIST_MAX_LIMIT, isAgentEngine } from './repositories/agent.repository';
 export type {
   AgentEngine,
@@ -39,6 +39,7 @@ export type {
   UpsertPhoneNumberInput,
 } from './repositories/phone-number.repository';
 export { RateLimitCounterRepository, RATE_LIMIT_CLEANUP_MAX_BATCH } from './repositories/rate-limit-counter.repository';
+export { LiveFeedLeaseRepository } from './repositories/live-feed-lease.repository';
 export type { RateLimitWindowCounts } from './repositories/rate-limit-counter.repository';
 export { OrganizationSecretRepository, SECRET_NAME_PATTERN } from './repositories/organization-secret.repository';
 export type { OrganizationSecretRecord, SealedSecretColumns, StoredOrganizationSecret } from './repositories/organization-secret.repository';

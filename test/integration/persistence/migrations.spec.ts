@@ -59,6 +59,7 @@ describe('applyMigrations()', () => {
         'campaigns',
         'console_sign_in_links',
         'cost_ledger_lines',
+        'live_feed_leases',
         'organization_secrets',
         'organization_twilio_accounts',
         'organizations',

@@ -24,7 +24,7 @@ export class ApiKeysController {
   @Post()
   @RequireScope('admin')
   @ApiCreatedResponse({ type: CreatedApiKeyDto })
-  @ApiErrors(400, 403)
+  @ApiErrors(400, 403, 409)
   async create(@Principal() principal: ApiPrincipal, @Body(new ZodValidationPipe(createApiKeyBody)) body: CreateApiKeyBodyDto) {
     const { record, rawKey } = await this.apiKeys.create(principal.organizationId, body.name, body.scopes);
     return { ...apiKeyView(record), key: rawKey };

@@ -23,11 +23,11 @@ class InMemoryStore implements RateLimitStore {
 
 function fakeResponse(): Response & { headers: Record<string, string> } {
   const headers: Record<string, string> = {};
-  return { headers, setHeader: (name: string, value: string) => (headers[name] = value) } as any;
+  return { headers, setHeader: (name: string, value: string) => (headers[name] = value), getHeader: (name: string) => headers[name] } as any;
 }
 
 function setUp(store: RateLimitStore = new InMemoryStore()) {
-  const config = { rateLimit: { requests: 3, anonymousRequests: 2, windowMs: WINDOW_MS } } as AppConfig;
+  const config = { rateLimit: { requests: 3, anonymousRequests: 2, organizationRequests: 5, windowMs: WINDOW_MS } } as AppConfig;
   const logger = { setContext: jest.fn(), warn: jest.fn() };
   const limiter = new ApiKeyRateLimiter(config, store, logger as unknown as PinoLogger, new Clock());
   return { limiter, logger };
@@ -85,6 +85,37 @@ describe('ApiKeyRateLimiter', () => {
     expect([...store.counters.keys()].sort()).toEqual(
       [`anon:203.0.113.7@${START}`, `key:key-1@${START}`, `key:key-2@${START}`, `operator@${START}`].sort(),
     );
+  });
+
+  it("counts an organization's requests over all its keys, showing whichever budget has less left", async () => {
+    const { limiter } = setUp();
+    const headers: Array<Record<string, string>> = [];
+    // What the guard does per request: the key's own budget, then the organization's.
+    const request = async (key: string) => {
+      const response = fakeResponse();
+      headers.push(response.headers);
+      await limiter.consume(key, response);
+      await limiter.consumeOrganization('org-1', response);
+    };
+    for (let i = 0; i < 3; i += 1) await request('key-1');
+    // The key's budget (3) is tighter than the organization's (5) so far.
+    expect(headers.map((h) => h['RateLimit-Remaining'])).toEqual(['2', '1', '0']);
+    expect(headers[0]?.['RateLimit-Limit']).toBe('3');
+
+    // key-2 has 2 left, the organization 1: the organization's budget is the one shown.
+    await request('key-2');
+    expect(headers[3]).toMatchObject({ 'RateLimit-Limit': '5', 'RateLimit-Remaining': '1' });
+    await request('key-2');
+    expect(headers[4]).toMatchObject({ 'RateLimit-Limit': '5', 'RateLimit-Remaining': '0' });
+    const response = fakeResponse();
+    await limiter.consume('key-2', response);
+    const refused = await refusal(limiter.consumeOrganization('org-1', response));
+    expect(refused.status).toBe(429);
+    expect(refused.body).toMatchObject({ code: 'organization_rate_limited', message: expect.stringContaining("This organization's keys made more than 5 requests") });
+    expect(response.headers).toMatchObject({ 'RateLimit-Limit': '5', 'RateLimit-Remaining': '0' });
+    expect(response.headers['Retry-After']).toBeDefined();
+    // Another organization is unaffected.
+    await limiter.consumeOrganization('org-2', fakeResponse());
   });
 
   it('gives unknown keys their own, smaller budget per client address', async () => {

@@ -11,6 +11,14 @@ import { ThrottledWarning } from './rate-limit/throttled-warning';
 /** Replays are budgeted per hour. */
 const REPLAY_WINDOW_MS = 60 * 60 * 1000;
 
+interface CheckOptions {
+  windowMs?: number;
+  /** The 429's `code`; `rate_limited` unless given. */
+  code?: string;
+  /** A second budget on the same request: its headers replace the first's only when it has less left. */
+  headersOnlyIfTighter?: boolean;
+}
+
 /** How long a check waits for its counter before letting the request through. */
 export const RATE_LIMIT_CHECK_TIMEOUT_MS = 1_000;
 const UNAVAILABLE_LOG_INTERVAL_MS = 30_000;
@@ -21,6 +29,9 @@ const UNAVAILABLE_LOG_INTERVAL_MS = 30_000;
  * - `key:<apiKeyId>`: RATE_LIMIT_REQUESTS per RATE_LIMIT_WINDOW_MS per authenticated key. Keyed by
  *   the key, not the client address, so one integration's burst cannot starve another behind the
  *   same NAT, and a leaked key is contained.
+ * - `org:<organizationId>`: RATE_LIMIT_ORGANIZATION_REQUESTS over all of an organization's keys,
+ *   charged only for requests its key let through, so minting keys buys no throughput while a
+ *   leaked key stuck at 429 cannot spend its organization's budget.
  * - `operator`: the same budget for the operator key.
  * - `anon:<address>`: RATE_LIMIT_ANONYMOUS_REQUESTS for requests about to be refused 401 (missing,
  *   unknown or revoked key), so nobody can hammer key lookups; valid traffic is never charged.
@@ -49,6 +60,18 @@ export class ApiKeyRateLimiter {
     return this.check(`key:${apiKeyId}`, requests, response, `This API key made more than ${requests} requests in ${windowMs / 1000} s.`);
   }
 
+  /**
+   * Counts a request of the organization (after its key's own budget let it through). The
+   * RateLimit headers show whichever of the two budgets has less left.
+   */
+  consumeOrganization(organizationId: string, response: Response): Promise<void> {
+    const { organizationRequests, windowMs } = this.config.rateLimit;
+    return this.check(`org:${organizationId}`, organizationRequests, response, `This organization's keys made more than ${organizationRequests} requests in ${windowMs / 1000} s.`, {
+      code: 'organization_rate_limited',
+      headersOnlyIfTighter: true,
+    });
+  }
+
   /** Counts a request authenticated with the operator key (one bucket: there is one operator key). */
   consumeOperator(response: Response): Promise<void> {
     const { requests, windowMs } = this.config.rateLimit;
@@ -73,17 +96,22 @@ export class ApiKeyRateLimiter {
    */
   consumeReplay(organizationId: string, response: Response): Promise<void> {
     const limit = this.config.webhooks.replaysPerHour;
-    return this.check(`replay:${organizationId}`, limit, response, `This organization asked for more than ${limit} webhook replays in an hour.`, REPLAY_WINDOW_MS);
+    return this.check(`replay:${organizationId}`, limit, response, `This organization asked for more than ${limit} webhook replays in an hour.`, { windowMs: REPLAY_WINDOW_MS });
   }
 
-  private async check(key: string, limit: number, response: Response, overMessage: string, windowMs = this.config.rateLimit.windowMs): Promise<void> {
+  private async check(key: string, limit: number, response: Response, overMessage: string, options: CheckOptions = {}): Promise<void> {
+    const windowMs = options.windowMs ?? this.config.rateLimit.windowMs;
     const nowMs = this.clock.now().getTime();
     const counts = await this.count(key, windowStartOf(nowMs, windowMs), windowMs);
     if (!counts) return;
     const decision = decide({ limit, windowMs, nowMs, ...counts });
-    response.setHeader('RateLimit-Limit', String(limit));
-    response.setHeader('RateLimit-Remaining', String(decision.remaining));
-    response.setHeader('RateLimit-Reset', String(decision.resetSeconds));
+    const tighter =
+      !options.headersOnlyIfTighter || decision.retryAfterSeconds !== undefined || !(Number(response.getHeader('RateLimit-Remaining')) <= decision.remaining);
+    if (tighter) {
+      response.setHeader('RateLimit-Limit', String(limit));
+      response.setHeader('RateLimit-Remaining', String(decision.remaining));
+      response.setHeader('RateLimit-Reset', String(decision.resetSeconds));
+    }
     if (decision.retryAfterSeconds === undefined) return;
     const retryAfterS = decision.retryAfterSeconds;
     response.setHeader('Retry-After', String(retryAfterS));
@@ -91,7 +119,7 @@ export class ApiKeyRateLimiter {
       {
         statusCode: 429,
         error: 'Too Many Requests',
-        code: 'rate_limited',
+        code: options.code ?? 'rate_limited',
         message: `${overMessage} Retry after ${retryAfterS} s.`,
         retryAfterSeconds: retryAfterS,
       },

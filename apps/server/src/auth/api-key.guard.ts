@@ -23,8 +23,8 @@ const LAST_USED_RESOLUTION_MS = 60_000;
  * Every admin route needs `Authorization: Bearer <key>`. Keys are looked up by hash, so the raw key
  * is never stored or logged; a missing, unknown or revoked key is the same 401, counted against the
  * client address's anonymous budget (429 instead once over it, so nobody can hammer key lookups;
- * valid keys are never charged to it). A known key must then be within its own rate limit (429 with
- * Retry-After) and hold the route's scope (see RequireScope), else 403 insufficient_scope.
+ * valid keys are never charged to it). A known key must then be within its own rate limit and its
+ * organization's (429 with Retry-After) and hold the route's scope (see RequireScope), else 403 insufficient_scope.
  */
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
@@ -53,6 +53,7 @@ export class ApiKeyGuard implements CanActivate {
     // A key that authenticated was used, even if this request then lacks the scope.
     await this.recordUse(key.id);
     await this.rateLimiter.consume(key.id, response);
+    await this.rateLimiter.consumeOrganization(key.organizationId, response);
     const required = this.requiredScope(context, request.method);
     if (!hasScope(key.scopes, required)) throw insufficientScope(required);
     return true;

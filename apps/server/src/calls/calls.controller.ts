@@ -58,8 +58,8 @@ export class CallsController {
       `Comment lines keep the stream alive; the stream ends after ${LIVE_FEED_MAX_MS / 60_000} minutes (reconnect; the key is checked again).`,
   })
   @ApiErrors(429)
-  live(@Principal() principal: ApiPrincipal, @Res() response: Response): void {
-    this.liveFeed.open(principal.organizationId, response);
+  live(@Principal() principal: ApiPrincipal, @Res() response: Response): Promise<void> {
+    return this.liveFeed.open(principal.organizationId, response);
   }
 
   @Get(':id')

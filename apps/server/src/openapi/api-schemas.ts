@@ -69,7 +69,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   403: 'The API key lacks the scope this route needs (`insufficient_scope`).',
   404: 'No such resource in the API key\'s organization (another organization\'s resources are indistinguishable from missing ones).',
   409: 'The request conflicts with the current state.',
-  429: 'Over a rate limit (the API key\'s, the client address\'s without a valid key, or the organization\'s webhook replays; see `Retry-After`), or over the organization\'s concurrency limit.',
+  429: 'Over a rate limit (the API key\'s, its organization\'s over all its keys, the client address\'s without a valid key, or the organization\'s webhook replays; see `Retry-After`), or over the organization\'s concurrency limit.',
   502: 'An upstream service (Twilio) refused or could not be reached.',
   503: 'This server\'s inference workers are planned full (`capacity`, INFERENCE_MAX_UTILISATION): a new call would slow the calls in progress; see `retryAfterSeconds`.',
 };

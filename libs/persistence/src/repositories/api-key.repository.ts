@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { Prisma } from '../generated/prisma/client';
 import { PrismaService } from '../prisma.service';
 import { isUniqueViolation } from '../database-errors';
 import { invalidInput, PersistenceError } from '../persistence.errors';
@@ -51,6 +52,8 @@ const PUBLIC_KEY_FIELDS = {
   lastUsedAt: true,
   revokedAt: true,
 } as const;
+
+export type CreateWithinLimitResult = { created: true; record: ApiKeyRecord } | { created: false; active: number };
 
 export interface BootstrapKeyResult {
   id: string;
@@ -124,6 +127,26 @@ export class ApiKeyRepository {
   async create(input: CreateApiKeyInput): Promise<ApiKeyRecord> {
     if (!isUuid(input.organizationId)) throw invalidInput(`Invalid organization id: ${input.organizationId}`);
     return this.prisma.apiKey.create({ data: { organizationId: input.organizationId, ...apiKeyRow(input) }, select: PUBLIC_KEY_FIELDS });
+  }
+
+  /**
+   * Stores a new key unless the organization already holds `maxActive` active (not revoked) keys.
+   * The count and the insert run under the organization's API-key advisory lock, so concurrent
+   * mints from any number of processes are decided one after the other: two mints at max - 1
+   * cannot both pass. (A lock of its own, not the organization row's, so minting never waits on
+   * call admission or the cost ledger.)
+   */
+  async createWithinLimit(input: CreateApiKeyInput, maxActive: number): Promise<CreateWithinLimitResult> {
+    if (!isUuid(input.organizationId)) throw invalidInput(`Invalid organization id: ${input.organizationId}`);
+    if (!Number.isInteger(maxActive) || maxActive < 1) throw invalidInput('maxActive must be a positive integer');
+    const row = apiKeyRow(input);
+    return this.prisma.$transaction(async (tx) => {
+      await tx.$executeRaw(Prisma.sql`SELECT pg_advisory_xact_lock(hashtextextended(${`switchboard:api-keys:${input.organizationId}`}, 0))`);
+      const active = await tx.apiKey.count({ where: { organizationId: input.organizationId, revokedAt: null } });
+      if (active >= maxActive) return { created: false, active };
+      const record = await tx.apiKey.create({ data: { organizationId: input.organizationId, ...row }, select: PUBLIC_KEY_FIELDS });
+      return { created: true, record };
+    });
   }
 
   /** All keys of the organization, revoked ones included (so an operator sees what was retired), oldest first. */

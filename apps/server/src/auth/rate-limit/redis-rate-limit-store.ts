@@ -1,8 +1,8 @@
 import type { OnModuleDestroy } from '@nestjs/common';
-import Redis from 'ioredis';
+import type Redis from 'ioredis';
 import type { PinoLogger } from 'nestjs-pino';
 import type { RateLimitCounts, RateLimitStore } from './rate-limit-store';
-import { ThrottledWarning } from './throttled-warning';
+import { closeRedis, sharedStateRedis } from './redis-client';
 
 export interface RedisRateLimitStoreOptions {
   url: string;
@@ -13,11 +13,6 @@ export interface RedisRateLimitStoreOptions {
 }
 
 export const DEFAULT_RATE_LIMIT_KEY_PREFIX = 'switchboard:rate-limit:';
-// A rate limit check waits on Redis for at most this long: past it, the limiter fails open.
-const DEFAULT_CONNECT_TIMEOUT_MS = 1_000;
-const DEFAULT_COMMAND_TIMEOUT_MS = 500;
-const DISCONNECT_TIMEOUT_MS = 500;
-const ERROR_LOG_INTERVAL_MS = 30_000;
 
 /**
  * Counters in Redis (when REDIS_URL is set): one MULTI per hit — INCR the current window's key,
@@ -30,23 +25,10 @@ export class RedisRateLimitStore implements RateLimitStore, OnModuleDestroy {
   readonly backend = 'redis';
   private readonly redis: Redis;
   private readonly keyPrefix: string;
-  private readonly connectionWarning: ThrottledWarning;
 
   constructor(options: RedisRateLimitStoreOptions, logger: Pick<PinoLogger, 'warn'>) {
     this.keyPrefix = options.keyPrefix ?? DEFAULT_RATE_LIMIT_KEY_PREFIX;
-    this.connectionWarning = new ThrottledWarning(logger, ERROR_LOG_INTERVAL_MS);
-    this.redis = new Redis(options.url, {
-      lazyConnect: true,
-      connectTimeout: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
-      commandTimeout: options.commandTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS,
-      maxRetriesPerRequest: 1,
-      retryStrategy: (attempt) => Math.min(attempt * 200, 2_000),
-      // ioredis arms this timer even for a socket that is already closed (Redis was down), and it
-      // would hold up the process's exit for its default 2 s.
-      disconnectTimeout: DISCONNECT_TIMEOUT_MS,
-    });
-    // Without a listener ioredis prints every failed reconnection to stderr.
-    this.redis.on('error', (error) => this.connectionWarning.warn(error, 'Redis (rate limit counters) connection failed'));
+    this.redis = sharedStateRedis(options, logger, 'rate limit counters');
   }
 
   async hit(key: string, windowStartMs: number, windowMs: number): Promise<RateLimitCounts> {
@@ -63,13 +45,8 @@ export class RedisRateLimitStore implements RateLimitStore, OnModuleDestroy {
     return { currentHits: Number(incremented), previousHits: previous == null ? 0 : Number(previous) };
   }
 
-  /** QUIT lets queued replies arrive; a connection that is not up is simply dropped. */
-  async onModuleDestroy(): Promise<void> {
-    if (this.redis.status !== 'ready') {
-      this.redis.disconnect();
-      return;
-    }
-    await this.redis.quit().catch(() => this.redis.disconnect());
+  onModuleDestroy(): Promise<void> {
+    return closeRedis(this.redis);
   }
 
   /** The key in braces is a hash tag: both windows of a key land in one Redis Cluster slot, as MULTI needs. */
