@@ -43,6 +43,8 @@ describe('post-call analysis (e2e)', () => {
   const receiver = new WebhookReceiver();
   /** What the fake LLM answers to the next analysis requests, in order. */
   let analysisAnswers: string[] = [];
+  /** The token counts the fake LLM reports for an analysis request. */
+  let analysisUsage: { promptTokens: number; completionTokens: number } = ANALYSIS_USAGE;
   /** The call of the first test (analysed after a restart); the second reads its webhook and ledger. */
   let restartedCallId = '';
   /** The admin key of the organization the first two tests' call belongs to. */
@@ -106,7 +108,7 @@ describe('post-call analysis (e2e)', () => {
       apiKey: FAKE_API_KEY,
       transcription: () => ({ text: 'What time do you open tomorrow morning?' }),
       chat: (request): FakeChatReply =>
-        isAnalysis(request) ? { text: [analysisAnswers.shift() ?? '{"summary": "no scripted answer"}'], usage: ANALYSIS_USAGE } : { text: ['We open at nine in the morning.'] },
+        isAnalysis(request) ? { text: [analysisAnswers.shift() ?? '{"summary": "no scripted answer"}'], usage: analysisUsage } : { text: ['We open at nine in the morning.'] },
       speech: () => ({ pcm: sineTone({ frequencyHz: 440, sampleRate: 24_000, durationMs: 600, amplitudeDbfs: -12 }) }),
     });
     await receiver.start();
@@ -201,6 +203,20 @@ describe('post-call analysis (e2e)', () => {
     expect(analysis.structuredDataErrors).toHaveLength(1);
     expect(analysis.structuredDataErrors[0]).toMatch(/does not match the schema/);
     expect(analysis.success).toBeNull(); // neither answer said
+  }, 60_000);
+
+  it("counts a provider's negative token count as 0, as live calls do: the analysis completes and is charged what is countable", async () => {
+    analysisAnswers = ['{"summary": "Counted.", "structuredData": {"intent": "other"}, "success": true, "successReason": "ok"}'];
+    analysisUsage = { promptTokens: -5_000, completionTokens: ANALYSIS_USAGE.completionTokens };
+    try {
+      const callId = await conversation(server);
+      expect(await analysisOf(server, callId)).toMatchObject({ status: 'completed', summary: 'Counted.', attempts: 1, inputTokens: 0, outputTokens: ANALYSIS_USAGE.completionTokens });
+      const cost = await eventually(async () => (await server.api(`/v1/calls/${callId}`)).body.cost, (body) => body?.lines?.some((line: { component: string }) => line.component === 'analysis_output'), 10_000);
+      const analysisLines = cost.lines.filter((line: { component: string }) => line.component.startsWith('analysis_'));
+      expect(analysisLines).toEqual([expect.objectContaining({ component: 'analysis_output', quantity: ANALYSIS_USAGE.completionTokens })]);
+    } finally {
+      analysisUsage = ANALYSIS_USAGE;
+    }
   }, 60_000);
 
   it('re-runs through the API with the agent\'s current settings (admin keys only), charging its tokens again', async () => {

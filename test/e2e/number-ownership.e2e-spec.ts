@@ -1,3 +1,4 @@
+import { encodeMulaw, sineTone } from '@switchboard/audio';
 import { FakeTwilioRestServer } from '@switchboard/testing';
 import { callTo } from '../support/conversation-agents';
 import { createOtherOrganizationKey, createRepositories, createTestPrisma, uniqueCallSid, uniqueE164 } from '../support/database';
@@ -53,6 +54,18 @@ describe('Numbers belong to the organization\'s own Twilio account (e2e)', () =>
       // The bootstrap organization is the operator's account's.
       expect((await server.api('/v1/organization/twilio-account', { method: 'PUT', body: accountB })).body.code).toBe('operator_account');
     });
+
+    it("refuses the deployment's own account (TWILIO_ACCOUNT_SID, valid credentials): the bootstrap organization's calls keep it", async () => {
+      const keyC = await createOtherOrganizationKey(createRepositories(prisma), 'numbers-operator-sid');
+      const operator = { accountSid: twilio.accountSid, authToken: twilio.authToken };
+      const taken = await server.api('/v1/organization/twilio-account', { apiKey: keyC, method: 'PUT', body: operator });
+      expect(taken.status).toBe(409);
+      expect(taken.body.code).toBe('twilio_account_taken');
+      expect((await server.api('/v1/organization/twilio-account', { apiKey: keyC })).status).toBe(404);
+      // A call to the bootstrap organization's number, signed for the operator's account, still connects.
+      const echo = await server.callEcho({ audio: encodeMulaw(sineTone({ frequencyHz: 440, durationMs: 300, sampleRate: 8000, amplitudeDbfs: -12 })), trailingSilenceMs: 100 });
+      expect(echo.rejected).toBe(false);
+    }, 30_000);
   });
 
   describe('binding a number', () => {

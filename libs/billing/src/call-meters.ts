@@ -49,6 +49,15 @@ export type MeasuredCallUsage = Omit<CallMeters, 'direction' | 'engine' | 'measu
 /** The part of it the engines report (speech, tokens, inference time), as opposed to the stream's own counters. */
 export type MeasuredAiUsage = Omit<MeasuredCallUsage, 'streamMs' | 'callerAudioMs' | 'agentAudioSentMs' | 'agentAudioHeardMs'>;
 
+/**
+ * A provider's usage figure as it may be counted: one NaN or negative figure would poison a call's
+ * whole cost line (or be refused by the ledger), so it counts as 0. Live calls and post-call analysis
+ * both count through this.
+ */
+export function countableUsage(value: number): number {
+  return Number.isFinite(value) && value > 0 ? value : 0;
+}
+
 export const NO_AI_USAGE: Readonly<MeasuredAiUsage> = Object.freeze({
   sttAudioMs: 0,
   ttsCharacters: 0,

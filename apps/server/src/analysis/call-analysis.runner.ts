@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { type ArgumentValidator, compileToolSchema, describeSchemaProblems } from '@switchboard/conversation';
 import { type AnalysisConfig, AnalysisConfigSchema } from '@switchboard/agent-config';
+import { countableUsage } from '@switchboard/billing';
 import type { ChatMessage, LlmEngine } from '@switchboard/inference';
 import { CallRepository, type AnalysisResult, type ClaimedAnalysis } from '@switchboard/persistence';
 import { AgentEngines } from '../agent-engines/agent-engines';
@@ -77,8 +78,9 @@ export class CallAnalysisRunner {
         text += event.delta;
         if (text.length > MAX_ANSWER_CHARS) break;
       } else if (event.type === 'done' && event.usage) {
-        tokens.input += event.usage.inputTokens;
-        tokens.output += event.usage.outputTokens;
+        // Clamped as a live call's usage is: a provider's negative or NaN count charges nothing.
+        tokens.input += Math.round(countableUsage(event.usage.inputTokens));
+        tokens.output += Math.round(countableUsage(event.usage.outputTokens));
       }
     }
     return text;

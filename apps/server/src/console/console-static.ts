@@ -11,8 +11,9 @@ export function defaultConsoleDir(): string {
  * The console is static files from the same origin as the API, so its pages need nothing but
  * `self`: no inline script, no other origin, no framing (clickjacking), no Referer (a first-run
  * token lives in the URL fragment, which browsers never send, and nothing else should leak either).
+ * The API's Swagger UI page (/docs) is served under the same headers.
  */
-const CONSOLE_HEADERS: Record<string, string> = {
+export const CONSOLE_HEADERS: Readonly<Record<string, string>> = {
   'content-security-policy': "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; media-src 'self' blob:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'no-referrer',

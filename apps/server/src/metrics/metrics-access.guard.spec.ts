@@ -1,6 +1,6 @@
 import { ForbiddenException, UnauthorizedException, type ExecutionContext } from '@nestjs/common';
 import type { AppConfig } from '@switchboard/config';
-import { isLoopback, MetricsAccessGuard } from './metrics-access.guard';
+import { FORWARDING_HEADERS, isLoopback, MetricsAccessGuard } from './metrics-access.guard';
 
 describe('isLoopback', () => {
   it.each([
@@ -27,7 +27,7 @@ describe('MetricsAccessGuard', () => {
   it('without METRICS_TOKEN: a loopback client straight to the socket, nobody else', () => {
     expect(withoutToken.canActivate(contextOf('127.0.0.1'))).toBe(true);
     expect(() => withoutToken.canActivate(contextOf('10.0.0.5'))).toThrow(ForbiddenException);
-    expect(() => withoutToken.canActivate(contextOf('127.0.0.1', { 'x-forwarded-for': '203.0.113.7' }))).toThrow(ForbiddenException);
+    for (const header of FORWARDING_HEADERS) expect(() => withoutToken.canActivate(contextOf('127.0.0.1', { [header]: '203.0.113.7' }))).toThrow(ForbiddenException);
   });
 
   it('with METRICS_TOKEN: that Bearer token from anywhere, nothing else', () => {

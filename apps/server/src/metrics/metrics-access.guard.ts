@@ -8,10 +8,16 @@ import { bearerToken, unauthorized } from '../auth/bearer-token';
 const digest = (value: string) => createHash('sha256').update(value).digest();
 
 /**
+ * Headers a proxy adds on the way (lower case, as Node gives them): any one of them means the request
+ * did not come straight to the socket. The one list; a proxy need set only one of them.
+ */
+export const FORWARDING_HEADERS = ['x-forwarded-for', 'forwarded', 'x-real-ip', 'via', 'x-forwarded-host'] as const;
+
+/**
  * `GET /metrics` is the operator's and Prometheus's: with METRICS_TOKEN set it needs that token as a
  * Bearer (compared as sha256 digests in constant time); without it only a client on this machine
  * gets an answer, and only when it came straight to the socket: a request that passed a proxy on
- * this machine (HAProxy, nginx: they add X-Forwarded-For or Forwarded) is refused, since a proxy
+ * this machine (HAProxy, nginx: they add one of FORWARDING_HEADERS) is refused, since a proxy
  * makes every remote client look local. No tenant's data is in the series either way.
  */
 @Injectable()
@@ -31,7 +37,7 @@ export class MetricsAccessGuard implements CanActivate {
       }
       return true;
     }
-    const proxied = request.headers['x-forwarded-for'] !== undefined || request.headers['forwarded'] !== undefined;
+    const proxied = FORWARDING_HEADERS.some((name) => request.headers[name] !== undefined);
     if (!proxied && isLoopback(request.socket.remoteAddress)) return true;
     throw new ForbiddenException({
       statusCode: 403,

@@ -4,7 +4,9 @@ import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swag
 import { loadAppConfig } from '@switchboard/config';
 import { cleanupOpenApiDoc } from 'nestjs-zod';
 import { AppModule } from '../app.module';
+import { serveSwaggerUiPage } from './swagger-ui-page';
 
+const API_TITLE = 'Switchboard API';
 export const OPENAPI_UI_PATH = 'docs';
 export const OPENAPI_JSON_PATH = 'docs/openapi.json';
 /** Where the committed copy lives (CI fails when it differs from what the code generates). */
@@ -17,7 +19,7 @@ export const COMMITTED_OPENAPI_FILE = 'docs/openapi.json';
  */
 export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
   const config = new DocumentBuilder()
-    .setTitle('Switchboard API')
+    .setTitle(API_TITLE)
     .setDescription(
       'Admin and integration API of a Switchboard deployment: agents, phone numbers, calls (including outbound calls), ' +
         'API keys, webhook subscriptions and their delivery log. Every /v1 route needs `Authorization: Bearer <API key>`; ' +
@@ -34,11 +36,18 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
   return cleanupOpenApiDoc(document);
 }
 
-/** Serves the UI at /docs and the JSON at /docs/openapi.json. */
+/** Serves the UI at /docs (under the console's CSP) and the JSON at /docs/openapi.json. */
 export function serveOpenApiDocument(app: INestApplication): void {
+  serveSwaggerUiPage(app, `/${OPENAPI_UI_PATH}`, API_TITLE);
   SwaggerModule.setup(OPENAPI_UI_PATH, app, () => buildOpenApiDocument(app), {
     jsonDocumentUrl: OPENAPI_JSON_PATH,
     yamlDocumentUrl: 'docs/openapi.yaml',
+    swaggerOptions: {
+      // No top bar (its spec-URL box is no use here), and no badge image from validator.swagger.io,
+      // which the CSP would refuse and which would tell that site where the API is.
+      layout: 'BaseLayout',
+      validatorUrl: 'none',
+    },
   });
 }
 

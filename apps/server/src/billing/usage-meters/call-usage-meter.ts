@@ -1,4 +1,4 @@
-import { NO_AI_USAGE, type MeasuredAiUsage } from '@switchboard/billing';
+import { countableUsage as countable, NO_AI_USAGE, type MeasuredAiUsage } from '@switchboard/billing';
 import type { InferenceDevice, LlmUsage, SpeechToSpeechUsage } from '@switchboard/inference';
 
 /** What the meter needs of a realtime session: its running usage totals. */
@@ -70,9 +70,4 @@ export class CallUsageMeter {
     }
     return usage;
   }
-}
-
-/** One NaN or negative figure from a provider would poison the call's whole cost line: count it as 0. */
-function countable(value: number): number {
-  return Number.isFinite(value) && value > 0 ? value : 0;
 }

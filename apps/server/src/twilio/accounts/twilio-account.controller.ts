@@ -51,7 +51,7 @@ export class TwilioAccountController {
       return await this.accounts.connect(principal.organizationId, body.accountSid, body.authToken);
     } catch (error) {
       if (error instanceof TwilioAccountError && error.code === 'twilio_account_taken') {
-        throw new ConflictException({ statusCode: 409, error: 'Conflict', code: 'twilio_account_taken', message: 'This Twilio account is connected to another organization.' });
+        throw new ConflictException({ statusCode: 409, error: 'Conflict', code: 'twilio_account_taken', message: error.message });
       }
       if (error instanceof TwilioAccountError && error.code === 'twilio_credentials_invalid') {
         throw new BadRequestException({ statusCode: 400, error: 'Bad Request', code: error.code, message: error.message });

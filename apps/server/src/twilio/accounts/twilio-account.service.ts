@@ -1,3 +1,4 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '@switchboard/config';
 import { ACCOUNT_SID_PATTERN, PersistenceError, PhoneNumberRepository, TwilioAccountRepository } from '@switchboard/persistence';
@@ -50,11 +51,15 @@ export class TwilioAccountService {
   ) {}
 
   /**
-   * The credentials that verify a request Twilio signed for `accountSid`: an organization's own
-   * account, else the operator's (when TWILIO_ACCOUNT_SID is unset, the operator's token answers for
-   * any account no organization registered). Null when nobody here holds that account.
+   * The credentials that verify a request Twilio signed for `accountSid`: the operator's for
+   * TWILIO_ACCOUNT_SID, else an organization's own account, else the operator's when
+   * TWILIO_ACCOUNT_SID is unset (its token then answers for any account no organization registered).
+   * Null when nobody here holds that account.
    */
   async forAccountSid(accountSid: string): Promise<TwilioAccountCredentials | null> {
+    // The deployment's account is the operator's even if a tenant stored it before that was refused.
+    const operator = this.operatorCredentials();
+    if (operator?.accountSid !== undefined && sameAccountSid(operator.accountSid, accountSid)) return operator;
     const stored = ACCOUNT_SID_PATTERN.test(accountSid) ? await this.accounts.findByAccountSid(accountSid) : null;
     if (stored) {
       return {
@@ -63,9 +68,8 @@ export class TwilioAccountService {
         owner: { kind: 'organization', organizationId: stored.organizationId },
       };
     }
-    const operator = this.operatorCredentials();
     if (!operator) return null;
-    if (operator.accountSid !== undefined && operator.accountSid !== accountSid) return null;
+    if (operator.accountSid !== undefined) return null;
     return operator;
   }
 
@@ -102,8 +106,9 @@ export class TwilioAccountService {
 
   /**
    * Connects the organization's own account: the credentials are checked with Twilio (fetching the
-   * account), then the token is sealed and stored. An account already another organization's is
-   * refused ('twilio_account_taken').
+   * account), then the token is sealed and stored. An account already another organization's, or the
+   * deployment's own (TWILIO_*, the bootstrap organization's), is refused ('twilio_account_taken'):
+   * checked after Twilio accepted the credentials, so only the account's holder learns it is taken.
    */
   async connect(organizationId: string, accountSid: string, authToken: string): Promise<{ accountSid: string; updatedAt: Date }> {
     try {
@@ -114,6 +119,9 @@ export class TwilioAccountService {
       }
       throw new TwilioAccountError('twilio_unreachable', `Could not check the credentials with Twilio: ${isTwilioErrorAnswer(error) ? `HTTP ${error.status}` : transportErrorDetail(error)}.`);
     }
+    if (this.isOperatorAccount(accountSid, authToken)) {
+      throw new TwilioAccountError('twilio_account_taken', "This Twilio account is the deployment's own (TWILIO_ACCOUNT_SID).");
+    }
     try {
       const stored = await this.accounts.upsert(organizationId, accountSid, seal(this.ring, authToken, organizationId, TWILIO_TOKEN_PURPOSE));
       return { accountSid: stored.accountSid, updatedAt: stored.updatedAt };
@@ -123,6 +131,17 @@ export class TwilioAccountService {
       }
       throw error;
     }
+  }
+
+  /**
+   * Whether an account is the operator's: its SID is TWILIO_ACCOUNT_SID, or, when that is unset (the
+   * operator's token then answers for any unregistered account), its token is TWILIO_AUTH_TOKEN.
+   */
+  private isOperatorAccount(accountSid: string, authToken: string): boolean {
+    const operator = this.operatorCredentials();
+    if (!operator) return false;
+    if (operator.accountSid !== undefined) return sameAccountSid(operator.accountSid, accountSid);
+    return sameSecret(operator.authToken, authToken);
   }
 
   /** Whether phone numbers are still bound to the organization (its account cannot be disconnected then). */
@@ -151,4 +170,14 @@ export class TwilioAccountService {
       throw new TwilioAccountError('twilio_unreachable', `Could not ask Twilio whether ${e164} belongs to your account: ${detail}.`);
     }
   }
+}
+
+/** SIDs are accepted in either case of hex (ACCOUNT_SID_PATTERN): one account must not pass as two spellings. */
+function sameAccountSid(a: string, b: string): boolean {
+  return a.toLowerCase() === b.toLowerCase();
+}
+
+function sameSecret(a: string, b: string): boolean {
+  const digestOf = (value: string) => createHash('sha256').update(value).digest();
+  return timingSafeEqual(digestOf(a), digestOf(b));
 }
