@@ -68,7 +68,11 @@ describe('Transaction bounds (pool of 2)', () => {
 
     it('rolls back a transaction that went quiet, and its connection serves the next requests', async () => {
       // No bound on waiting for a connection: only the transactions' timeout can give one back.
-      prisma = new PrismaService({ connectionString: testDatabaseUrl(), poolMax: 2, acquireTimeoutMs: 0, transactionTimeouts: { maxWait: 1000, timeout: 500 } });
+      // Named, so the test can see its own sessions among those of the files running beside it.
+      const applicationName = `transaction-bounds-quiet-${process.pid}`;
+      const url = new URL(testDatabaseUrl());
+      url.searchParams.set('application_name', applicationName);
+      prisma = new PrismaService({ connectionString: url.toString(), poolMax: 2, acquireTimeoutMs: 0, transactionTimeouts: { maxWait: 1000, timeout: 500 } });
       const quiet = gate();
       const holding = [gate(), gate()];
       const wedged = holding.map((held) =>
@@ -83,6 +87,19 @@ describe('Transaction bounds (pool of 2)', () => {
       // Both connections are held by the wedged transactions, quiet until these requests are
       // answered: answered at all, they were served by connections the timeout gave back.
       await expect(Promise.all([prisma.organization.count(), prisma.organization.count()])).resolves.toHaveLength(2);
+      // One connection given back serves both requests, so the second transaction's timeout may
+      // not have come yet: the callbacks go on once neither session is still in its transaction.
+      const observer = new Client({ connectionString: testDatabaseUrl() });
+      await observer.connect();
+      try {
+        await eventually(
+          async () => (await observer.query<{ open: number }>(`SELECT count(*)::int AS open FROM pg_stat_activity WHERE application_name = $1 AND state LIKE 'idle in transaction%'`, [applicationName])).rows[0]!.open,
+          (open) => open === 0,
+          10_000,
+        );
+      } finally {
+        await observer.end();
+      }
       quiet.open();
       const outcomes = await Promise.allSettled(wedged);
       for (const outcome of outcomes) expect(outcome.status === 'rejected' && String(outcome.reason)).toMatch(/expired transaction/);
