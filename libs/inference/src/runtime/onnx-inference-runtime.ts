@@ -44,18 +44,17 @@ export interface ProviderReport {
 export async function createInferenceRuntime(options: InferenceRuntimeOptions = {}): Promise<OnnxInferenceRuntime> {
   let resolved = resolveRuntimeOptions(options);
   const logger = options.logger ?? new Logger('InferenceRuntime');
-  let pool = new WorkerPool(resolved.workers, logger);
+  const pool = new WorkerPool(resolved.workers, logger);
   try {
-    const probe = cachedProbe(() => pool);
+    const probe = cachedProbe(pool);
     const choice = await chooseProvider(resolved.device, probe, (line) => logger.warn(line));
     if (resolved.workers > 1 && (await usesWebGpu(choice.device, resolved.modelDevices, probe))) {
       // onnxruntime holds one WebGPU device per process: sessions run from two worker threads
       // interleave on its command encoder ("CommandEncoder is already finished", then a crash,
       // seen on an H200). One worker keeps WebGPU's runs in order; the GPU does the parallel work.
       logger.warn(`inference: WebGPU runs on 1 worker thread, not ${resolved.workers}: onnxruntime shares one WebGPU device per process, and runs from two threads corrupt its command encoder`);
-      await pool.close();
+      await pool.keepWorkers(1);
       resolved = { ...resolved, workers: 1 };
-      pool = new WorkerPool(1, logger);
     }
     const settings: WorkerSessionSettings = {
       intraOpNumThreads: resolved.intraOpThreads,
@@ -90,12 +89,12 @@ async function usesWebGpu(device: InferenceDevice, modelDevices: Readonly<Record
  * One probe per provider for the runtime's life (a pinned model may ask for one `auto` never
  * reached); a probe that failed to get an answer (a worker crash) is asked again next time.
  */
-function cachedProbe(currentPool: () => WorkerPool): ProviderProbe {
+function cachedProbe(pool: WorkerPool): ProviderProbe {
   const results = new Map<GpuProvider, Promise<ProviderProbeResult>>();
   return (provider) => {
     let result = results.get(provider);
     if (!result) {
-      result = currentPool().probe(provider);
+      result = pool.probe(provider);
       results.set(provider, result);
       result.catch(() => results.delete(provider));
     }

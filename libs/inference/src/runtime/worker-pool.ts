@@ -199,13 +199,24 @@ export class WorkerPool {
     if (this.closed) return;
     this.closed = true;
     const closing = new EngineError(RUNTIME_ENGINE, 'cancelled', 'inference runtime closed', false);
-    await Promise.all(
-      this.slots.map(async (slot) => {
-        slot.expectedExit = true;
-        this.failInFlight(slot, closing);
-        await endWorker(slot.worker, { release: true, exitCode: 0 });
-      }),
-    );
+    await Promise.all(this.slots.map((slot) => this.endSlot(slot, closing)));
+  }
+
+  /**
+   * Ends the workers past the first `count`; nothing replaces them. For a runtime that learns, once
+   * its provider is chosen, that it must run on fewer threads (WebGPU: onnx-inference-runtime.ts).
+   */
+  async keepWorkers(count: number): Promise<void> {
+    const retired = this.slots.splice(count);
+    const retiring = new EngineError(RUNTIME_ENGINE, 'cancelled', 'inference worker retired', false);
+    await Promise.all(retired.map((slot) => this.endSlot(slot, retiring)));
+  }
+
+  /** An expected exit: what the worker had in flight fails with `reason`, and it is not replaced. */
+  private async endSlot(slot: WorkerSlot, reason: EngineError): Promise<void> {
+    slot.expectedExit = true;
+    this.failInFlight(slot, reason);
+    await endWorker(slot.worker, { release: true, exitCode: 0 });
   }
 
   private startSlot(index: number): WorkerSlot {
