@@ -78,7 +78,10 @@ describe('media that arrives before the stream is authorised (e2e)', () => {
         clearTimeout(release);
         await released;
       }
-      await call.hangup();
+      // The echo of the held audio is paced to real time (OUTBOUND_AUDIO_LEAD_MS ahead at most), as
+      // Twilio would have played it anyway: it trails the line by about the hold, so the caller
+      // waits (bounded) for every frame to come back before its stop.
+      await call.hangup({ awaitEchoMs: CLAIM_DELAY_MS + 5_000 });
     } finally {
       await locker.end();
     }

@@ -192,6 +192,17 @@ export const AgentConfigSchema = z.strictObject({
     .max(4 * 3600)
     .default(1800)
     .meta({ description: 'The call is ended (politely) after this many seconds.', ...conversational }),
+  maxReplyMs: z
+    .number()
+    .int()
+    .min(1000)
+    .max(600_000)
+    .default(60_000)
+    .meta({
+      description:
+        "The longest one reply may speak (ms of audio). A model that does not stop is cut there: the caller hears exactly this much, generation stops, and the call's events get reply_limit_reached.",
+      ...conversational,
+    }),
   tools: z.array(ToolConfigSchema).max(32).default([]).meta({ description: 'Functions the model may call: end_call, transfer_call, webhook.', ...conversational }),
   analysis: AnalysisConfigSchema.prefault({}).meta({ description: 'Post-call analysis: a summary, structured data and a success verdict.', ...usedBy('pipeline', 'realtime', 'echo') }),
   voicemail: VoicemailConfigSchema.nullable()

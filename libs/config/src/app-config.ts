@@ -74,6 +74,8 @@ export interface AppConfig {
     reconcileAfterMs: number;
     /** 0: no reconciler in this process. */
     reconcileIntervalMs: number;
+    /** OUTBOUND_AUDIO_LEAD_MS: the agent's speech is sent at most this far ahead of the caller's playback. */
+    outboundAudioLeadMs: number;
   };
   secrets: {
     /** The active key (base64 or hex of 32 bytes); undefined: the key file in DATA_DIR. */
@@ -187,6 +189,7 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       maxConcurrentCap: e.MAX_CONCURRENT_CALLS_CAP,
       reconcileAfterMs: e.CALL_RECONCILE_AFTER_MS,
       reconcileIntervalMs: e.CALL_RECONCILE_INTERVAL_MS,
+      outboundAudioLeadMs: e.OUTBOUND_AUDIO_LEAD_MS,
     },
     secrets: { encryptionKey: e.SECRETS_ENCRYPTION_KEY, previousKeys: commaList(e.SECRETS_PREVIOUS_KEYS ?? '') },
     outbound: { allowedHosts: commaList(e.OUTBOUND_ALLOWED_HOSTS) },

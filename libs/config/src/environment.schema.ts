@@ -139,6 +139,12 @@ export const environmentSchema = z
     INFERENCE_MAX_UTILISATION: z.coerce.number().gt(0).max(4).default(0.8),
     /** How long the single-use media-stream token minted by the voice webhook stays valid. */
     STREAM_TOKEN_TTL_MS: z.coerce.number().int().min(1000).max(600_000).default(60_000),
+    /**
+     * How far ahead of the caller's playback the agent's speech is sent (ms of audio). The rest waits
+     * in the server, so a barge-in's clear drops it there and an agent that talks faster than real
+     * time cannot flood the caller's buffer. At least two 20 ms frames.
+     */
+    OUTBOUND_AUDIO_LEAD_MS: z.coerce.number().int().min(40).max(10_000).default(500),
     /** Live calls (inbound + outbound) one organization may have at once, unless the organization sets its own. */
     MAX_CONCURRENT_CALLS_PER_ORG: z.coerce.number().int().min(0).max(100_000).default(20),
     /**

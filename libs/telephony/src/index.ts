@@ -23,6 +23,8 @@ export { MediaStreamSession, type MediaStreamSessionOptions } from './session/me
 export type { OutboundAudioObserver } from './session/media-stream-outbound';
 export { OutstandingMarks, type ResolvedMark } from './session/outstanding-marks';
 export { OutboundFrames, type OutboundFrameSink } from './session/outbound-frames';
+export { DEFAULT_OUTBOUND_LEAD_MS, OutboundPacer, type OutboundPacingOptions } from './session/outbound-pacer';
+export { PacingTicker, type PacedSender } from './session/pacing-ticker';
 export * from './twiml';
 export * from './public-urls';
 export * from './twilio-signature';

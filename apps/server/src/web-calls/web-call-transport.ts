@@ -1,3 +1,4 @@
+import { DEFAULT_OUTBOUND_LEAD_MS } from '@switchboard/telephony';
 import type { AgentAudioEncoding, AgentAudioOutput, AgentSession } from '@switchboard/conversation';
 import type { PinoLogger } from 'nestjs-pino';
 import type { RawData, WebSocket } from 'ws';
@@ -70,10 +71,13 @@ export class WebCallTransport implements CallTransport {
   constructor(
     private readonly socket: WebSocket,
     private readonly logger: PinoLogger,
+    /** The agent's speech goes out at most this far ahead of the browser's playback (OUTBOUND_AUDIO_LEAD_MS). */
+    outboundLeadMs: number = DEFAULT_OUTBOUND_LEAD_MS,
   ) {
     this.session = new WebCallSession(
       { sendBinary: (frame) => this.socket.readyState === this.socket.OPEN && this.socket.send(frame), sendText: (text) => this.sendRaw(text) },
       (name) => this.call.markEchoed(name, true),
+      { maxLeadMs: outboundLeadMs },
     );
   }
 

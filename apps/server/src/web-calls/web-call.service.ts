@@ -70,7 +70,7 @@ export class WebCallService implements OnModuleInit {
   }
 
   accept(socket: WebSocket): CallRuntime {
-    return this.runtimes.open(new WebCallTransport(socket, this.logger), { createCallControl: (call) => webCallControl(call.testRunId !== null) });
+    return this.runtimes.open(new WebCallTransport(socket, this.logger, this.config.calls.outboundAudioLeadMs), { createCallControl: (call) => webCallControl(call.testRunId !== null) });
   }
 }
 

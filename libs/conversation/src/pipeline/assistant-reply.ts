@@ -38,6 +38,8 @@ export interface AssistantReplyDependencies {
   toolContext: Omit<ToolCallContext, 'signal'>;
   temperature?: number;
   maxTokens?: number;
+  /** The longest the reply may speak (the agent's maxReplyMs); unbounded when absent. */
+  maxReplyMs?: number;
   /** Usage of every LLM request (the cost ledger meters it). */
   onLlmUsage?(usage: LlmUsage): void;
   onTtsCharacters?(characters: number): void;
@@ -57,6 +59,8 @@ export class AssistantReply {
   readonly tracker: PlaybackTracker;
   readonly milestones: ReplyMilestones = {};
   private readonly controller = new AbortController();
+  /** Stops the model (not the playback) once the reply has spoken as long as it may. */
+  private readonly generation = new AbortController();
   private readonly speech: SpeechQueue;
   private historyWritten = false;
   /** Spoken text of the round in progress starts at this tracker segment. */
@@ -69,8 +73,9 @@ export class AssistantReply {
     readonly id: string,
     options: { held?: boolean } = {},
   ) {
-    this.tracker = new PlaybackTracker(deps.output, deps.tts.sampleRate, id);
+    this.tracker = new PlaybackTracker(deps.output, deps.tts.sampleRate, id, undefined, deps.maxReplyMs);
     this.tracker.onFirstEcho(() => (this.milestones.firstMarkEchoedMs ??= deps.clock.nowMs()));
+    this.tracker.onLimitReached(() => this.stopAtLimit());
     this.speech = new SpeechQueue(deps.tts, deps.output, this.tracker, {
       callId: deps.toolContext.callId,
       voice: deps.voice,
@@ -92,6 +97,11 @@ export class AssistantReply {
 
   get hasPlayed(): boolean {
     return this.speech.hasPlayed;
+  }
+
+  /** The reply spoke as long as it may (maxReplyMs): what was sent plays out, nothing more is generated. */
+  get limited(): boolean {
+    return this.generation.signal.aborted;
   }
 
   /** Generates and speaks a reply to the history as it stands. */
@@ -140,7 +150,14 @@ export class AssistantReply {
   writeSpokenToHistory(): void {
     if (this.historyWritten) return;
     this.historyWritten = true;
-    this.deps.history.addAssistant(this.roundText);
+    // A reply cut at its longest was heard only as far as it was sent, not as far as the model wrote.
+    this.deps.history.addAssistant(this.limited ? this.tracker.heardTextFrom(this.roundFirstSegment) : this.roundText);
+  }
+
+  private stopAtLimit(): void {
+    if (this.cancelled || this.limited) return;
+    this.generation.abort();
+    this.deps.recorder.event('reply_limit_reached', { replyId: this.id, maxReplyMs: this.deps.maxReplyMs ?? null, atMs: this.deps.clock.nowMs() });
   }
 
   private async run(): Promise<ReplyEnd> {
@@ -148,7 +165,7 @@ export class AssistantReply {
     for (let round = 0; round < MAX_TOOL_ROUNDS && !this.cancelled; round++) {
       this.roundFirstSegment = this.tracker.segmentCount;
       const outcome = await this.runRound();
-      if (outcome.kind !== 'tools') return this.settleSpeech(outcome);
+      if (outcome.kind !== 'tools' || this.limited) return this.settleSpeech(outcome.kind === 'tools' ? { kind: 'completed', action: { type: 'none' } } : outcome);
       action = outcome.action;
       if (action.type !== 'none') break;
     }
@@ -185,10 +202,11 @@ export class AssistantReply {
         tools: this.deps.tools.definitions.length > 0 ? this.deps.tools.definitions : undefined,
         temperature: this.deps.temperature,
         maxTokens: this.deps.maxTokens,
-        signal: this.controller.signal,
+        signal: AbortSignal.any([this.controller.signal, this.generation.signal]),
       });
       for await (const event of stream) {
         if (this.cancelled) return { kind: 'cancelled' };
+        if (this.limited) break;
         if (event.type === 'text') {
           this.milestones.llmFirstTokenMs ??= this.deps.clock.nowMs();
           this.roundText += event.delta;
@@ -202,6 +220,8 @@ export class AssistantReply {
       }
     } catch (error) {
       if (this.cancelled) return { kind: 'cancelled' };
+      // Stopped at maxReplyMs: the reply is complete as far as it was spoken; its tool calls, half written, are not run.
+      if (this.limited) return { kind: 'completed', action: { type: 'none' } };
       // The answer cannot be finished: its audio stops here and the session follows with an apology.
       this.speech.cancel();
       this.writeHeardToHistory();
@@ -209,7 +229,7 @@ export class AssistantReply {
     }
     for (const chunk of chunker.flush()) this.speech.say(chunk);
     this.roundText = this.roundText.trim();
-    if (calls.length === 0) return { kind: 'completed', action: { type: 'none' } };
+    if (calls.length === 0 || this.limited) return { kind: 'completed', action: { type: 'none' } };
     // The words before the tool calls end here: their last frame goes out while the tools run.
     this.speech.pause();
     return { kind: 'tools', action: await this.runTools(calls) };

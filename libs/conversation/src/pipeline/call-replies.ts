@@ -42,6 +42,7 @@ export class CallReplies {
         toolContext: { callId: context.callId, organizationId: context.organizationId, agentId: context.agentId, callerNumber: context.callerNumber },
         temperature: config.llm.temperature,
         maxTokens: config.llm.maxTokens,
+        maxReplyMs: config.maxReplyMs,
         onPlaybackStarted: () => this.call.onPlaybackStarted(),
         onAside: (text) => this.call.onAside(text),
       },

@@ -255,6 +255,35 @@ describe('PipelineAgentSession', () => {
     });
   });
 
+  describe('the longest reply (maxReplyMs)', () => {
+    /** 40 characters: 80 ms of the fake TTS's audio. */
+    const sentence = (n: number) => `This is sentence number ${String(n).padStart(2, '0')} of the answer. `;
+
+    it('stops a model that never ends at exactly maxReplyMs of audio, stops generating, and says so', async () => {
+      const c = await startCall({ config: { maxReplyMs: 1000 } });
+      const neverEnds = gate();
+      // 30 sentences (2.4 s of audio), then a model that stalls without ever finishing.
+      c.llm.willAnswer([...Array.from({ length: 30 }, (_, i) => sentence(i + 1)), neverEnds.opened]);
+      await c.callerSays('Tell me everything.');
+      await c.wait(100);
+
+      expect(c.output.playedSamples).toBe(16_000);
+      expect(c.llm.requests[0]!.signal?.aborted).toBe(true);
+      expect(c.eventsOf('reply_limit_reached')).toEqual([expect.objectContaining({ replyId: 'r1', maxReplyMs: 1000 })]);
+      // Nothing past the limit is synthesised beyond the chunks already in flight.
+      expect(c.tts.texts.length).toBeLessThanOrEqual(14);
+      // The reply plays out to its end: no clear, its utterance ended, and what was heard is its turn.
+      expect(c.output.clears).toBe(0);
+      expect(c.output.sequence.at(-1)).toBe('end');
+      await c.echoAll();
+      const heard = Array.from({ length: 13 }, (_, i) => sentence(i + 1).trim()).join(' ');
+      expect(c.turns[1]).toMatchObject({ role: 'assistant', interrupted: false, text: heard });
+      c.llm.willAnswer(['Anything else?']);
+      await c.callerSays('Thanks.');
+      expect(c.messagesOf(1).slice(-2)).toEqual([assistant(heard), user('Thanks.')]);
+    });
+  });
+
   describe('end of utterance (the edge pads only there, and sends the marks that waited for it)', () => {
     /** The output's log from the first audio on, with consecutive plays folded into one. */
     const shape = (c: CallUnderTest) => c.output.sequence.filter((entry, index, all) => entry !== 'play' || all[index - 1] !== 'play');

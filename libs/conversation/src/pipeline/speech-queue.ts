@@ -67,7 +67,8 @@ export class SpeechQueue {
   }
 
   say(text: string, options: { aside?: boolean } = {}): void {
-    if (this.ended || this.cancelled || text.trim().length === 0) return;
+    // Past the reply's longest nothing more is synthesised: it could never be sent.
+    if (this.ended || this.cancelled || this.tracker.limitReached || text.trim().length === 0) return;
     this.jobs.push({ text, aside: options.aside ?? false, stream: undefined });
     this.startSynthesis();
     this.playing ??= this.playAll();
@@ -115,6 +116,18 @@ export class SpeechQueue {
     this.output.endOfUtterance();
   }
 
+  /** The reply reached its longest: what is queued or being synthesised will never be sent. */
+  private dropUnplayed(): void {
+    for (const job of this.jobs) {
+      job.stream?.cancel();
+      job.stream?.result.catch(() => undefined);
+    }
+    this.jobs.length = 0;
+    this.ended = true;
+    // What was sent plays out now: its last frame and final mark need not wait for finish().
+    this.endUtterance();
+  }
+
   private wake(): void {
     const wake = this.wakePlayer;
     this.wakePlayer = undefined;
@@ -145,6 +158,7 @@ export class SpeechQueue {
       }
       await this.playJob(job);
       if (this.cancelled || this.failure) return;
+      if (this.tracker.limitReached) return this.dropUnplayed();
       this.jobs.shift();
       this.startSynthesis();
     }
@@ -171,6 +185,13 @@ export class SpeechQueue {
         if (!this.playedFirst) {
           this.playedFirst = true;
           this.options.events?.onFirstPlayed?.();
+        }
+        if (this.tracker.limitReached) {
+          // The reply is as long as it may be: the rest of this chunk is never heard.
+          stream.cancel();
+          stream.result.catch(() => undefined);
+          this.tracker.endSegment();
+          return;
         }
       }
       if (begun && !this.cancelled) this.tracker.endSegment();

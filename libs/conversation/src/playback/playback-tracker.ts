@@ -39,6 +39,9 @@ export class PlaybackTracker {
   private firstEchoListeners: (() => void)[] = [];
   private drainedListeners: (() => void)[] = [];
   private anyEchoed = false;
+  private readonly maxSamples: number;
+  private totalSentSamples = 0;
+  private limitListeners: (() => void)[] = [];
 
   constructor(
     private readonly sink: PlaybackMarkSink,
@@ -46,8 +49,21 @@ export class PlaybackTracker {
     /** Prefix that makes mark names unique per reply (the edge records them). */
     private readonly markPrefix: string,
     markIntervalMs = 250,
+    /** The longest this speech may be (the agent's maxReplyMs): audio past it is never sent. */
+    maxSpeechMs = Number.POSITIVE_INFINITY,
   ) {
     this.markEverySamples = Math.max(1, Math.round((sampleRate * markIntervalMs) / 1000));
+    this.maxSamples = Math.round((sampleRate * maxSpeechMs) / 1000);
+  }
+
+  /** The speech reached its longest: nothing more is sent, whatever the engine still makes. */
+  get limitReached(): boolean {
+    return this.totalSentSamples >= this.maxSamples;
+  }
+
+  /** `listener` runs once, in a microtask after the audio that reached the limit was handed over. */
+  onLimitReached(listener: () => void): void {
+    this.limitListeners.push(listener);
   }
 
   /** Starts a new segment of speech for `text`; audio for it follows via `audioSent`. */
@@ -60,6 +76,7 @@ export class PlaybackTracker {
   audioSent(samples: number): void {
     const segment = this.current();
     segment.sentSamples += samples;
+    this.totalSentSamples += samples;
     this.samplesSinceMark += samples;
     if (this.samplesSinceMark >= this.markEverySamples) {
       this.samplesSinceMark = 0;
@@ -74,11 +91,17 @@ export class PlaybackTracker {
    * boundaries without padding, so cutting a chunk adds nothing to what the caller hears.
    */
   sendAudio<T extends Int16Array | Uint8Array>(audio: T, send: (piece: T) => void): void {
-    for (let offset = 0; offset < audio.length; ) {
-      const take = Math.min(audio.length - offset, this.markEverySamples - this.samplesSinceMark);
+    if (this.limitReached) return;
+    const length = Math.min(audio.length, this.maxSamples - this.totalSentSamples);
+    for (let offset = 0; offset < length; ) {
+      const take = Math.min(length - offset, this.markEverySamples - this.samplesSinceMark);
       send((offset === 0 && take === audio.length ? audio : audio.subarray(offset, offset + take)) as T);
       this.audioSent(take);
       offset += take;
+    }
+    if (this.limitReached) {
+      const listeners = this.limitListeners.splice(0);
+      if (listeners.length > 0) queueMicrotask(() => listeners.forEach((listener) => listener()));
     }
   }
 

@@ -27,6 +27,10 @@ export class AgentSpeech {
       /** The agent started or stopped being heard (barge-in listens exactly then). */
       onPlayingChanged(playing: boolean): void;
       onItemStarted(item: SpokenItem): void;
+      /** The longest one item may speak (the agent's maxReplyMs). */
+      maxReplyMs: number;
+      /** `item` spoke as long as it may: its audio is cut there; the model should stop. */
+      onReplyLimit(item: SpokenItem): void;
     },
   ) {}
 
@@ -100,7 +104,7 @@ export class AgentSpeech {
       responseId: event.responseId,
       source: line?.source ?? 'speech',
       requestedText: line?.text,
-      tracker: new PlaybackTracker(this.deps.output, 8000, `rt${this.itemCounter}`),
+      tracker: new PlaybackTracker(this.deps.output, 8000, `rt${this.itemCounter}`, undefined, this.deps.maxReplyMs),
       transcript: early,
       firstAudioMs: clock.nowMs(),
       firstMarkEchoedMs: undefined,
@@ -109,6 +113,9 @@ export class AgentSpeech {
       done: false,
     };
     item.tracker.onFirstEcho(() => (item.firstMarkEchoedMs ??= clock.nowMs()));
+    item.tracker.onLimitReached(() => {
+      if (!item.done) this.deps.onReplyLimit(item);
+    });
     item.tracker.beginSegment('');
     this.item = item;
     this.nextTurnEnd = undefined;

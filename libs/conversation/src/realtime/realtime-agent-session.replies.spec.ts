@@ -89,6 +89,26 @@ describe('RealtimeAgentSession', () => {
     });
   });
 
+  describe('the longest reply (maxReplyMs)', () => {
+    it('cuts the model audio at exactly maxReplyMs, stops the response, tells the model what was heard, and says so', async () => {
+      const c = await startCall({ config: { maxReplyMs: 1000 } });
+      // 2.5 s of audio from a response that does not end by itself.
+      await c.modelSpeaks('resp-1', 25);
+      expect(c.output.playedSamples).toBe(8000);
+      expect(c.model.cancels).toBe(1);
+      expect(c.model.truncations).toEqual([{ itemId: 'resp-1-item', audioEndMs: 1000 }]);
+      expect(c.eventsOf('reply_limit_reached')).toEqual([expect.objectContaining({ itemId: 'resp-1-item', responseId: 'resp-1', maxReplyMs: 1000 })]);
+      // The cancelled response ends: what was sent plays out, nothing was cleared.
+      c.model.done('resp-1', 'cancelled');
+      await settle();
+      expect(c.output.clears).toBe(0);
+      expect(c.output.sequence.at(-1)).toBe('end');
+      c.output.echoPlayed();
+      await settle();
+      expect(c.recorder.turns).toEqual([expect.objectContaining({ role: 'assistant', interrupted: false })]);
+    });
+  });
+
   describe('a failed response', () => {
     const apology = (message: string): string => `Say exactly this, and nothing else: "${message}"`;
 

@@ -88,6 +88,8 @@ export class RealtimeAgentSession extends AgentCore<Uint8Array> {
         this.policy.pauseIdle();
         this.voicemailSpeech.itemStarted(item);
       },
+      maxReplyMs: config.maxReplyMs,
+      onReplyLimit: (item) => this.stopAtReplyLimit(item),
     });
     this.voicemailSpeech = new RealtimeVoicemail({
       stopConversation: () => this.stopForVoicemail(),
@@ -276,6 +278,16 @@ export class RealtimeAgentSession extends AgentCore<Uint8Array> {
       heardText: heardTextOf(item),
     });
     this.speech.finish(item, true);
+  }
+
+  /**
+   * `item` spoke for maxReplyMs: what was sent plays out (the response's end closes the item as
+   * usual), the model stops generating and is told the caller hears no more of the item than that.
+   */
+  private stopAtReplyLimit(item: SpokenItem): void {
+    this.context.recorder.event('reply_limit_reached', { itemId: item.itemId, responseId: item.responseId, maxReplyMs: this.config.maxReplyMs, atMs: this.clock.nowMs() });
+    this.session?.cancelResponse();
+    if (this.session?.isOpen) this.session.truncate(item.itemId, this.config.maxReplyMs);
   }
 
   /** Stops `item` on the call and at the model, which is told what the caller heard of it; returns when the call's audio was cleared. */

@@ -1,7 +1,8 @@
 // The outbound half of a media stream: agent audio cut into whole frames, marks placed on them, and clears.
 import { buildClearMessage, buildMarkMessage, buildMediaMessage, MULAW_FRAME_BYTES } from '../messages/outbound-messages';
 import type { MediaStreamCounters, MediaStreamTransport } from './media-stream-events';
-import { OutboundFrames } from './outbound-frames';
+import { OutboundFrames, type OutboundFrameSink } from './outbound-frames';
+import { OutboundPacer, type OutboundPacingOptions } from './outbound-pacer';
 import type { OutstandingMarks } from './outstanding-marks';
 
 /**
@@ -22,6 +23,8 @@ export interface OutboundAudioObserver {
 export class MediaStreamOutbound {
   /** Twilio wants outbound media in whole 160-byte frames; the remainder (and marks placed in it) waits for more audio. */
   private readonly frames: OutboundFrames;
+  /** Holds frames (and the marks between them) the caller's playback is not ready for; absent: everything goes out at once. */
+  private readonly pacer: OutboundPacer | undefined;
   private observer: OutboundAudioObserver | undefined;
 
   constructor(
@@ -31,14 +34,18 @@ export class MediaStreamOutbound {
     /** The stream every message is addressed to; only read while streaming, when it is known. */
     private readonly streamSid: () => string,
     frameBytes: number = MULAW_FRAME_BYTES,
+    pacing?: Omit<OutboundPacingOptions, 'bytesPerMs'>,
   ) {
     if (!Number.isInteger(frameBytes) || frameBytes <= 0 || frameBytes % MULAW_FRAME_BYTES !== 0) {
       throw new RangeError(`outboundFrameBytes must be a positive multiple of ${MULAW_FRAME_BYTES}, got ${frameBytes}`);
     }
-    this.frames = new OutboundFrames(frameBytes, {
+    const wire: OutboundFrameSink = {
       sendFrame: (frame) => this.sendFrame(frame),
       sendMark: (name, positionBytes) => this.sendMarkNow(name, positionBytes),
-    });
+    };
+    // mu-law 8 kHz: 8 bytes per millisecond.
+    this.pacer = pacing && new OutboundPacer(wire, { ...pacing, bytesPerMs: MULAW_FRAME_BYTES / 20 });
+    this.frames = new OutboundFrames(frameBytes, this.pacer ?? wire);
   }
 
   /** Names of marks waiting for the frame that completes the pending remainder, oldest first. */
@@ -49,6 +56,11 @@ export class MediaStreamOutbound {
   /** Outbound bytes held back until a full frame or endOfUtterance(). */
   get pendingBytes(): number {
     return this.frames.pendingBytes;
+  }
+
+  /** Whole frames waiting for the caller's playback to make room (ms of audio; 0 when not paced). */
+  get waitingMs(): number {
+    return this.pacer?.waitingMs ?? 0;
   }
 
   /** Full frames go out now; the remainder waits for more audio. Copied before this returns. */
@@ -68,8 +80,10 @@ export class MediaStreamOutbound {
 
   /** Barge-in: see MediaStreamSession.clear(). */
   clear(): void {
-    const neverSent = this.frames.discard();
+    // What waits in the pacer is older than the framer's partial frame, and so are its marks.
+    const neverSent = [...(this.pacer?.discard() ?? []), ...this.frames.discard()];
     this.transport.send(buildClearMessage(this.streamSid()));
+    this.pacer?.peerCleared();
     this.marks.markAllCleared();
     for (const name of neverSent) this.marks.addNeverSent(name);
     this.stats.marksNeverSent += neverSent.length;
@@ -77,8 +91,9 @@ export class MediaStreamOutbound {
     this.observer?.cleared();
   }
 
-  /** Drops the held-back remainder and its deferred marks without telling Twilio (the stream is over). */
+  /** Drops the held-back remainder, what waits for its time, and their marks without telling Twilio (the stream is over). */
   discard(): void {
+    this.pacer?.discard();
     this.frames.discard();
   }
 

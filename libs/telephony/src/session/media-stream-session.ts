@@ -2,11 +2,14 @@
 import type { MediaStreamCounters, MediaStreamHandler, MediaStreamState, MediaStreamTransport } from './media-stream-events';
 import { MediaStreamInbound } from './media-stream-inbound';
 import { MediaStreamOutbound, type OutboundAudioObserver } from './media-stream-outbound';
+import type { OutboundPacingOptions } from './outbound-pacer';
 import { OutstandingMarks } from './outstanding-marks';
 
 export interface MediaStreamSessionOptions {
   /** Bytes per outbound media message: a positive multiple of 160 (20 ms). Default 160. */
   outboundFrameBytes?: number;
+  /** Send the agent's audio no faster than it plays, at most `maxLeadMs` ahead (see OutboundPacer). Absent: as fast as it comes. */
+  pacing?: Omit<OutboundPacingOptions, 'bytesPerMs'>;
 }
 
 function zeroCounters(): MediaStreamCounters {
@@ -47,7 +50,7 @@ export class MediaStreamSession {
 
   constructor(handler: MediaStreamHandler, transport: MediaStreamTransport, options: MediaStreamSessionOptions = {}) {
     // The streamSid is read only once canSend() has seen it set.
-    this.outbound = new MediaStreamOutbound(transport, this.marks, this.stats, () => this.inbound.streamSid as string, options.outboundFrameBytes);
+    this.outbound = new MediaStreamOutbound(transport, this.marks, this.stats, () => this.inbound.streamSid as string, options.outboundFrameBytes, options.pacing);
     this.inbound = new MediaStreamInbound(handler, this.marks, this.stats, this.outbound);
   }
 
@@ -76,6 +79,11 @@ export class MediaStreamSession {
   /** Outbound bytes held back until a full frame or endOfUtterance(). */
   get pendingOutboundBytes(): number {
     return this.outbound.pendingBytes;
+  }
+
+  /** Whole frames waiting for the caller's playback to make room, in ms of audio (0 when not paced). */
+  get waitingOutboundMs(): number {
+    return this.outbound.waitingMs;
   }
 
   /** A fresh snapshot on every read; later traffic does not change the returned object. */

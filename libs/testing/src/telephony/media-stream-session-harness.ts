@@ -123,8 +123,8 @@ export function setup(options?: MediaStreamSessionOptions) {
   return { handler, session, twilio, sent, sentMessages, sentAudio };
 }
 
-export function started() {
-  const context = setup();
+export function started(options?: MediaStreamSessionOptions) {
+  const context = setup(options);
   context.session.receive(context.twilio.connected());
   context.session.receive(context.twilio.start());
   return context;

@@ -118,7 +118,7 @@ export class MediaStreamService implements OnModuleInit, OnApplicationBootstrap,
 
   /** A verified media socket; `account` signed its upgrade, and only that account's calls may stream on it. */
   accept(socket: WebSocket, account: StreamAccount): CallRuntime {
-    return this.runtimes.open(new TwilioMediaStreamTransport(socket, this.logger, account), {
+    return this.runtimes.open(new TwilioMediaStreamTransport(socket, this.logger, account, this.config.calls.outboundAudioLeadMs), {
       createCallControl: (call, runtime) => this.callControl(call.twilioCallSid, call.twilioAccountSid, (request) => this.warmTransfer(call, request, runtime)),
       resumedCall: (callId, transferId) => this.transfers.resumedCall(callId, transferId),
       takeCarriedUsage: (callId) => this.transfers.takeCarriedUsage(callId),

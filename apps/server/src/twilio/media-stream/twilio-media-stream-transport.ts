@@ -1,6 +1,7 @@
 import { TELEPHONY_SAMPLE_RATE, TelephonyAudioInput, TelephonyAudioOutput, type AgentAudioEncoding, type AgentAudioOutput, type AgentSession } from '@switchboard/conversation';
 import type { StreamAccount } from '@switchboard/persistence';
 import {
+  DEFAULT_OUTBOUND_LEAD_MS,
   MediaStreamSession,
   STREAM_PARAM_CALL_ID,
   STREAM_PARAM_RESUME_TRANSFER,
@@ -68,8 +69,10 @@ export class TwilioMediaStreamTransport implements CallTransport, MediaStreamHan
     private readonly logger: PinoLogger,
     /** The Twilio account whose signature opened this socket: only that account's calls may stream on it. */
     private readonly account: StreamAccount = { kind: 'operator' },
+    /** The agent's speech goes out at most this far ahead of the caller's playback (OUTBOUND_AUDIO_LEAD_MS). */
+    outboundLeadMs: number = DEFAULT_OUTBOUND_LEAD_MS,
   ) {
-    this.session = new MediaStreamSession(this, { send: (text) => this.send(text) });
+    this.session = new MediaStreamSession(this, { send: (text) => this.send(text) }, { pacing: { maxLeadMs: outboundLeadMs } });
   }
 
   /** Starts carrying `call`: from now on what Twilio sends reaches it. */
