@@ -156,7 +156,7 @@ describe('agents and phone numbers API (e2e)', () => {
     expect((await server.api(`/v1/agents/${agent.id}`)).body).toMatchObject({ name: 'good', version: 1 });
   });
 
-  it('refuses secret references its vault cannot answer (missing, not a signing secret, an environment name), and accepts them once stored', async () => {
+  it('saves secret references its vault cannot answer yet as not ready, refuses what can never work (not a signing secret, an environment name), and reads ready once stored', async () => {
     // A fresh organization: its vault starts empty. The admin organization holding a secret of the
     // same name does not help: references are resolved in the config's own organization only.
     const key = await otherOrgOnlyKey();
@@ -165,18 +165,24 @@ describe('agents and phone numbers API (e2e)', () => {
     await storeSigningSecret(server, signingName);
     await storeSecret(server, llmKeyName, 'sk-agents-api-admin-organization-key');
     const config = {
+      stt: { baseUrl: 'http://127.0.0.1:9/v1' },
       llm: { baseUrl: 'http://127.0.0.1:9/v1', apiKeySecret: llmKeyName },
       tools: [{ type: 'webhook', name: 'lookup', description: 'x', url: 'http://127.0.0.1:9/lookup', signingSecret: signingName }],
     };
     const name = `vault-${randomUUID()}`;
 
+    // Secrets are often stored after the agent: it is saved, and reads not ready until they are.
     const missing = await createAgent({ name, engine: 'pipeline', config }, key);
-    expect(missing.status).toBe(400);
-    expect(missing.body).toMatchObject({ statusCode: 400, error: 'Bad Request', code: 'invalid_agent_config' });
-    expect(missing.body.problems).toEqual([
-      { path: 'llm.apiKeySecret', message: expect.stringContaining(llmKeyName) },
-      { path: 'tools.0.signingSecret', message: expect.stringContaining(signingName) },
-    ]);
+    expect(missing.status).toBe(201);
+    expect(missing.body.readiness).toEqual({
+      ready: false,
+      problems: [
+        { path: 'llm.apiKeySecret', message: expect.stringContaining(llmKeyName) },
+        { path: 'tools.0.signingSecret', message: expect.stringContaining(signingName) },
+      ],
+    });
+    expect((await server.api(`/v1/agents/${missing.body.id}`, { apiKey: key })).body.readiness.problems).toHaveLength(2);
+    expect((await server.api(`/v1/agents/${missing.body.id}`, { method: 'DELETE', apiKey: key })).status).toBe(204);
 
     // A signing secret must be a Standard Webhooks secret (whsec_...), not any stored value.
     await storeSecret(server, llmKeyName, 'sk-agents-api-vault-key', key);
@@ -200,6 +206,7 @@ describe('agents and phone numbers API (e2e)', () => {
     const created = await createAgent({ name, engine: 'pipeline', config }, key);
     expect(created.status).toBe(201);
     expect(created.body.config).toMatchObject({ llm: { apiKeySecret: llmKeyName }, tools: [{ signingSecret: signingName }] });
+    expect(created.body.readiness).toEqual({ ready: true, problems: [] });
     // The config names the secrets; their values never appear in it.
     expect(JSON.stringify(created.body)).not.toContain(signingValue);
     expect(JSON.stringify(created.body)).not.toContain('sk-agents-api-vault-key');

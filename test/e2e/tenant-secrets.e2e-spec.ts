@@ -1,7 +1,8 @@
 import { Writable } from 'node:stream';
 import { sineTone } from '@switchboard/audio';
 import { FakeBusinessEndpoint, type FakeChatReply, FakeOpenAiServer, type RecordedRequest } from '@switchboard/testing';
-import { bindAgent, dialAgent, speechFixture } from '../support/conversation-agents';
+import { bindAgent, callTo, dialAgent, speechFixture } from '../support/conversation-agents';
+import { AGENT_NOT_READY_MESSAGE } from '../../apps/server/src/agents-api/agent-not-ready';
 import { createOtherOrganizationKey, createRepositories, createTestPrisma } from '../support/database';
 import { storeSecret, storeSigningSecret } from '../support/secrets';
 import { toolSignatureIsValid } from '../support/tool-signature';
@@ -124,6 +125,16 @@ describe('Secrets and operator keys stay with their owner (e2e)', () => {
     tenantServer.requests.length = 0;
   }, 60_000);
 
+  /** Dials `number`: its agent is not ready, so the call is declined in words and stored; returns its id. */
+  async function refusedAsNotReady(number: string): Promise<string> {
+    const call = callTo(server, number);
+    const twiml = await call.dial();
+    expect(twiml).toMatchObject({ stream: null, rejected: true, sayText: AGENT_NOT_READY_MESSAGE });
+    const stored = await prisma.call.findFirst({ where: { twilioCallSid: call.parties.callSid }, select: { id: true } });
+    if (!stored) throw new Error('the refused call was not stored');
+    return stored.id;
+  }
+
   describe("the operator's key (apiKeyEnv) never reaches a tenant's URL", () => {
     it.each([
       ['stt', { stt: { provider: 'openai', apiKeyEnv: 'OPENAI_API_KEY', baseUrl: 'TENANT' } }],
@@ -142,41 +153,33 @@ describe('Secrets and operator keys stay with their owner (e2e)', () => {
       expect(response.body.problems).toEqual([{ path: 'realtime.apiKeyEnv', message: expect.stringMatching(/only sent to the provider's own endpoint/) }]);
     });
 
-    it('stored anyway (straight into the database), refuses it at call start: the call record says why and the tenant\'s server sees no request', async () => {
+    it('stored anyway (straight into the database), refuses the call before it is answered: the call record says why and the tenant\'s server sees no request', async () => {
       const steal = { provider: 'openai', model: 'm', baseUrl: tenantServer.baseUrl, apiKeyEnv: 'OPENAI_API_KEY' };
       const { number } = await bindAgent(server, { engine: 'pipeline', config: { stt: steal, llm: steal, tts: { ...steal, voice: 'alloy' } } });
-      const { call, callId } = await dialAgent(server, number);
-      await call.streamAudio(speechFixture('hours'), { trailingSilenceMs: 200 });
-      const detail = await eventually(() => detailOf(callId), (body) => body.endReason !== null, 15_000);
-      await call.hangup();
-      expect(detail.endReason).toBe('agent_error');
-      const refused = detail.events.find((event: { type: string }) => event.type === 'error');
-      expect(refused.payload.message).toMatch(/the operator's key \(apiKeyEnv\) is only sent to the provider's own endpoint/);
+      const callId = await refusedAsNotReady(number);
+      expect((await detailOf(callId)).endReason).toBe('agent_not_ready');
       expect(tenantServer.requests).toEqual([]);
       expect(tenantSawOperatorKey()).toBe(false);
     }, 30_000);
   });
 
   describe("another organization's secret", () => {
-    it('is a 400 at save, naming the path, when referenced by name', async () => {
+    it('is not found by name: the agent is saved not ready, naming the path', async () => {
       const otherKey = await createOtherOrganizationKey(createRepositories(prisma), 'secret-owner');
       expect((await api('/v1/secrets', { apiKey: otherKey, method: 'POST', body: { name: 'their-key', value: OTHER_ORG_VALUE } })).status).toBe(201);
       const response = await api('/v1/agents', {
         method: 'POST',
         body: { name: 'borrow', engine: 'pipeline', config: { llm: { provider: 'openai', baseUrl: tenantServer.baseUrl, apiKeySecret: 'their-key' } } },
       });
-      expect(response.status).toBe(400);
-      expect(response.body.problems).toEqual([{ path: 'llm.apiKeySecret', message: 'no secret named "their-key" in this organization; create it with POST /v1/secrets' }]);
+      expect(response.status).toBe(201);
+      expect(response.body.readiness.problems).toContainEqual({ path: 'llm.apiKeySecret', message: 'no secret named "their-key" in this organization; create it with POST /v1/secrets' });
     });
 
-    it('is never opened for a call of another organization: the call fails and no request carries it', async () => {
+    it('is never opened for a call of another organization: the call is refused before it is answered and no request carries it', async () => {
       const stolen = { provider: 'openai', model: 'm', baseUrl: tenantServer.baseUrl, apiKeySecret: 'their-key' };
       const { number } = await bindAgent(server, { engine: 'pipeline', config: { stt: stolen, llm: stolen } });
-      const { call, callId } = await dialAgent(server, number);
-      const detail = await eventually(() => detailOf(callId), (body) => body.endReason !== null, 15_000);
-      await call.hangup();
-      expect(detail.endReason).toBe('agent_error');
-      expect(JSON.stringify(detail.events)).toMatch(/the secret \\"their-key\\" does not exist in this organization/);
+      const callId = await refusedAsNotReady(number);
+      expect((await detailOf(callId)).endReason).toBe('agent_not_ready');
       expect(tenantServer.requests.some((request) => JSON.stringify(request.headers).includes(OTHER_ORG_VALUE))).toBe(false);
     }, 30_000);
   });

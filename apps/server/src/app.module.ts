@@ -26,6 +26,7 @@ import { RecordingRetentionSweeper } from './recordings/recording-retention.swee
 import { RecordingStores } from './recordings/recording-stores';
 import { AgentsController } from './agents-api/agents.controller';
 import { AgentsService } from './agents-api/agents.service';
+import { AgentReadinessService } from './agents-api/agent-readiness';
 import { ApiKeysController } from './api-keys/api-keys.controller';
 import { ApiKeysService } from './api-keys/api-keys.service';
 import { ApiKeyGuard } from './auth/api-key.guard';
@@ -181,6 +182,7 @@ export class AppModule {
         ApiKeysService,
         CallCallbacksService,
         AgentsService,
+        AgentReadinessService,
         CostsService,
         OperatorOrganizationsService,
         OrganizationSettingsService,

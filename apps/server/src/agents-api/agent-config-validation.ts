@@ -13,8 +13,7 @@ export interface ConfigProblem {
 /**
  * Everything a tenant writes into an agent config is checked when it is saved, not discovered broken
  * at call time: the shape (zod), every URL the server will call against the outbound rule (private
- * addresses refused, with the reason), every secret reference against the organization's vault,
- * webhook signing secrets in Standard Webhooks form, and every tool's `parameters` (and the analysis's
+ * addresses refused, with the reason), webhook signing secrets that exist in Standard Webhooks form, and every tool's `parameters` (and the analysis's
  * `structuredData`) compiled on the linear-time regex engine. A bad config is a 400 listing every
  * problem with its path (relative to `config`), so a client can mark all the bad fields at once.
  */
@@ -78,11 +77,9 @@ export class AgentConfigValidator {
     const existing = await this.secrets.existingNames(organizationId, references.map((reference) => reference.name));
     const problems: ConfigProblem[] = [];
     for (const reference of references) {
-      if (!existing.has(reference.name)) {
-        problems.push({ path: reference.path, message: `no secret named "${reference.name}" in this organization; create it with POST /v1/secrets` });
-        continue;
-      }
-      if (!reference.signing) continue;
+      // A secret not stored yet does not make the config invalid: the agent is saved and reads "not
+      // ready" with that problem (AgentReadinessService) until the secret is stored.
+      if (!existing.has(reference.name) || !reference.signing) continue;
       const secret = await this.secrets.resolve(organizationId, reference.name);
       if (secret && !isStandardWebhooksSecret(secret.value)) {
         problems.push({ path: reference.path, message: `the secret "${reference.name}" is not a Standard Webhooks signing secret ("whsec_" + base64 of 24-64 random bytes)` });

@@ -4,12 +4,22 @@ import { z } from 'zod';
 import { createApiDto, isoDateTime, pageOf, uuid } from '../openapi/api-schemas';
 
 /** Documented response shapes of the agents API (see openapi/api-schemas.ts). */
+export const agentReadinessSchema = z
+  .strictObject({
+    ready: z.boolean().describe('Whether a call to the agent can work now: false refuses web calls (409 agent_not_ready) and answers phone calls with a polite message.'),
+    problems: z
+      .array(z.strictObject({ path: z.string().describe('The config field to fix, e.g. llm.apiKeySecret.'), message: z.string() }))
+      .describe('Every reason it is not ready: a missing key or secret, an unknown or unpulled local model, an engine host this server may not reach.'),
+  })
+  .describe("Computed from the config and this server's state (secrets, pulled models, the outbound rule) each time the agent is read.");
+
 export const agentSummarySchema = z
   .strictObject({
     id: uuid,
     name: z.string(),
     engine: z.enum(AGENT_ENGINES),
     version: z.number().int().describe('The config version new calls use.'),
+    readiness: agentReadinessSchema,
     createdAt: isoDateTime,
     updatedAt: isoDateTime,
   });

@@ -33,11 +33,11 @@ export class AgentsController {
 
   @Post()
   @RequireScope('admin')
-  @ApiCreatedResponse({ type: AgentDto, description: 'The agent with its config (version 1), defaults filled in.' })
+  @ApiCreatedResponse({ type: AgentDto, description: 'The agent with its config (version 1), defaults filled in, and its readiness: an agent that is not ready yet (a secret still to store) is saved, with the problems.' })
   @ApiErrors(400, 403)
   async create(@Principal() principal: ApiPrincipal, @Body(new ZodValidationPipe(createAgentBody)) body: CreateAgentBodyDto) {
-    const { agent, config } = await this.agents.create(principal.organizationId, body.name, body.engine, body.config);
-    return agentWithConfig(agent, { version: agent.currentVersion, config });
+    const { agent, config, readiness } = await this.agents.create(principal.organizationId, body.name, body.engine, body.config);
+    return agentWithConfig(agent, { version: agent.currentVersion, config }, readiness);
   }
 
   @Get()
@@ -45,7 +45,7 @@ export class AgentsController {
   @ApiErrors(400)
   async list(@Principal() principal: ApiPrincipal, @Query(new ZodValidationPipe(listAgentsQuery)) query: ListAgentsQueryDto) {
     const page = await this.agents.list({ organizationId: principal.organizationId, limit: query.limit, cursor: query.cursor });
-    return { data: page.items.map(agentSummary), nextCursor: page.nextCursor };
+    return { data: page.items.map((agent, index) => agentSummary(agent, page.readiness[index]!)), nextCursor: page.nextCursor };
   }
 
   /** Declared before `:id`, which would otherwise take `config-schema` for an agent id. */
@@ -66,7 +66,7 @@ export class AgentsController {
   async detail(@Principal() principal: ApiPrincipal, @Param('id', new ZodValidationPipe(agentIdParam)) id: string) {
     const found = await this.agents.withCurrentConfig(principal.organizationId, id);
     if (!found) throw agentNotFound(id);
-    return agentWithConfig(found.agent, found.snapshot);
+    return agentWithConfig(found.agent, found.snapshot, found.readiness);
   }
 
   @Get(':id/versions/:version')

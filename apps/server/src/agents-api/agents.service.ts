@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import { Injectable } from '@nestjs/common';
-import type { AgentConfig } from '@switchboard/agent-config';
+import { type AgentConfig, AgentConfigError, parseAgentConfig } from '@switchboard/agent-config';
 import {
   AgentRepository,
   type AgentConfigSnapshot,
@@ -11,6 +11,11 @@ import {
   type ListAgentsInput,
 } from '@switchboard/persistence';
 import { AgentConfigValidator } from './agent-config-validation';
+import { agentNotReady } from './agent-not-ready';
+import { type AgentReadiness, AgentReadinessService } from './agent-readiness';
+
+/** An agent whose current version has no stored config (never the case for agents made through the API). */
+const NO_CONFIG: AgentReadiness = { ready: false, problems: [{ path: '', message: 'the agent has no stored config' }] };
 
 /**
  * An organization's agents. Every config change is a new, immutable version; a config is validated
@@ -22,24 +27,55 @@ export class AgentsService {
   constructor(
     private readonly agents: AgentRepository,
     private readonly configs: AgentConfigValidator,
+    private readonly readinessChecks: AgentReadinessService,
   ) {}
 
-  async create(organizationId: string, name: string, engine: CreateAgentInput['engine'], rawConfig: unknown): Promise<{ agent: AgentRecord; config: AgentConfig }> {
+  async create(organizationId: string, name: string, engine: CreateAgentInput['engine'], rawConfig: unknown): Promise<{ agent: AgentRecord; config: AgentConfig; readiness: AgentReadiness }> {
     const config = await this.configs.validate(organizationId, rawConfig);
     const agent = await this.agents.create({ organizationId, name, engine, config: config as InputJsonValue });
-    return { agent, config };
+    return { agent, config, readiness: await this.readinessChecks.check(organizationId, engine, config) };
   }
 
-  list(input: ListAgentsInput): Promise<AgentPage> {
-    return this.agents.list(input);
+  /** A page of agents, each with its readiness (from its current config). */
+  async list(input: ListAgentsInput): Promise<AgentPage & { readiness: AgentReadiness[] }> {
+    const page = await this.agents.list(input);
+    const readiness = await Promise.all(
+      page.items.map(async (agent) => {
+        const snapshot = await this.agents.currentConfig(agent.id);
+        return snapshot ? this.readiness(input.organizationId, agent, snapshot.config) : NO_CONFIG;
+      }),
+    );
+    return { ...page, readiness };
   }
 
-  /** The agent with its current config version. */
-  async withCurrentConfig(organizationId: string, id: string): Promise<{ agent: AgentRecord; snapshot: AgentConfigSnapshot } | null> {
+  /**
+   * Whether `agent` can take a call with `storedConfig` now. Configs are stored with every default
+   * filled in; one stored before a field existed gets that field's default, as a call would.
+   */
+  async readiness(organizationId: string, agent: Pick<AgentRecord, 'engine'>, storedConfig: unknown, options: { resolveHosts?: boolean } = {}): Promise<AgentReadiness> {
+    let config: AgentConfig;
+    try {
+      config = parseAgentConfig(storedConfig);
+    } catch (error) {
+      if (!(error instanceof AgentConfigError)) throw error;
+      return { ready: false, problems: error.problems };
+    }
+    return this.readinessChecks.check(organizationId, agent.engine, config, options);
+  }
+
+  /** Throws 409 agent_not_ready when `agent` cannot take a call now (web and outbound calls ask first). */
+  async assertReady(organizationId: string, agent: Pick<AgentRecord, 'id' | 'engine' | 'currentVersion'>): Promise<void> {
+    const snapshot = await this.agents.configVersion(agent.id, agent.currentVersion);
+    const readiness = snapshot ? await this.readiness(organizationId, agent, snapshot.config) : NO_CONFIG;
+    if (!readiness.ready) throw agentNotReady(agent.id, readiness.problems);
+  }
+
+  /** The agent with its current config version and its readiness. */
+  async withCurrentConfig(organizationId: string, id: string): Promise<{ agent: AgentRecord; snapshot: AgentConfigSnapshot; readiness: AgentReadiness } | null> {
     const agent = await this.agents.findById(organizationId, id);
     if (!agent) return null;
     const snapshot = await this.agents.configVersion(id, agent.currentVersion);
-    return snapshot ? { agent, snapshot } : null;
+    return snapshot ? { agent, snapshot, readiness: await this.readiness(organizationId, agent, snapshot.config) } : null;
   }
 
   /** A past (or the current) config version; `agent` is null when the organization has no such agent. */

@@ -34,7 +34,7 @@ export const callSchema = z.strictObject({
     .string()
     .nullable()
     .describe(
-      'stream_stopped (the caller or Twilio ended the stream), connection_lost, agent_hangup, api_hangup, transferred, idle_timeout, max_duration, agent_error, concurrency_limit, budget_exceeded, unknown_number, twilio_error, ...',
+      'stream_stopped (the caller or Twilio ended the stream), connection_lost, agent_hangup, api_hangup, transferred, idle_timeout, max_duration, agent_error, agent_not_ready, concurrency_limit, budget_exceeded, unknown_number, twilio_error, ...',
     ),
   variables: z.record(z.string(), z.string()).describe('Per-call variables (POST /v1/calls), {{call.params.NAME}} in prompts.'),
   machineDetection: z.enum(['Enable', 'DetectMessageEnd']).nullable(),

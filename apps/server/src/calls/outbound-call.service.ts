@@ -1,4 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
+import { AgentsService } from '../agents-api/agents.service';
 import { APP_CONFIG, type AppConfig } from '@switchboard/config';
 import { CallControlError } from '@switchboard/conversation';
 import {
@@ -49,6 +50,7 @@ export class OutboundCallService {
     private readonly callEnds: CallEndService,
     private readonly callEvents: CallEventRepository,
     private readonly agents: AgentRepository,
+    private readonly agentsApi: AgentsService,
     private readonly phoneNumbers: PhoneNumberRepository,
     private readonly twilioRest: TwilioRestClientFactory,
     private readonly twilioAccounts: TwilioAccountService,
@@ -66,6 +68,7 @@ export class OutboundCallService {
     const agent = await this.agents.findById(organizationId, body.agentId);
     if (!agent) throw unknownAgent(body.agentId);
     if (!(await this.phoneNumbers.ownsNumber(organizationId, body.from))) throw fromNumberNotOwned(body.from);
+    await this.agentsApi.assertReady(organizationId, agent);
     // The config version the call will run with decides its default voicemail.
     const snapshot = await this.agents.configVersion(agent.id, agent.currentVersion);
     const voicemailMessage = voicemailForCall(body, agent.engine, snapshot?.config);

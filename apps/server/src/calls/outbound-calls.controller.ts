@@ -35,9 +35,10 @@ export class OutboundCallsController {
       'With machineDetection `DetectMessageEnd`, a machine that answers gets the voicemail (`voicemail`, else the agent config\'s) after its beep, and the call ends `voicemail_left`; ' +
       'a voicemail with any other detection mode is a 400 (`voicemail_needs_detect_message_end`). ' +
       '429 (`concurrency_limit`, with Retry-After) when the organization is at its concurrency limit; 402 (`budget_exceeded`) when it spent its monthly budget and chose a hard limit; 502 (`twilio_error`) when Twilio refused, the call is then recorded as failed; ' +
-      '503 (`capacity`, with Retry-After) when this server\'s inference workers are planned full (INFERENCE_MAX_UTILISATION).',
+      '503 (`capacity`, with Retry-After) when this server\'s inference workers are planned full (INFERENCE_MAX_UTILISATION); ' +
+      '409 (`agent_not_ready`, with `problems`) when the agent cannot take calls yet (see the agent\'s `readiness`).',
   })
-  @ApiErrors(400, 402, 403, 429, 502, 503)
+  @ApiErrors(400, 402, 403, 409, 429, 502, 503)
   async place(
     @Principal() principal: ApiPrincipal,
     @Body(new ZodValidationPipe(placeCallBody)) body: PlaceCallBodyDto,

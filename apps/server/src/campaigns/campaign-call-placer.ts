@@ -1,3 +1,4 @@
+import { AGENT_NOT_READY } from '../agents-api/agent-not-ready';
 import { HttpException, HttpStatus, Injectable } from '@nestjs/common';
 import { PersistenceError, type CampaignRecord, type ClaimedCampaignContact } from '@switchboard/persistence';
 import { PinoLogger } from 'nestjs-pino';
@@ -61,9 +62,9 @@ export class CampaignCallPlacer {
       const code = typeof body === 'object' && body !== null && typeof (body as { code?: unknown }).code === 'string' ? (body as { code: string }).code : `http_${status}`;
       // Twilio refused this number: the call is recorded as failed, and its outcome with it.
       if (status === BAD_GATEWAY) return { kind: 'placed' };
-      // The agent or number is gone, the voicemail no longer fits the agent, no Twilio account: every
+      // The agent or number is gone, the agent is not ready, the voicemail no longer fits the agent, no Twilio account: every
       // call of the campaign would fail the same way until someone fixes it.
-      if (status === BAD_REQUEST || code === 'twilio_not_configured') return { kind: 'pause', reason: code };
+      if (status === BAD_REQUEST || code === 'twilio_not_configured' || code === AGENT_NOT_READY) return { kind: 'pause', reason: code };
     }
     this.logger.error({ ...context, err: error }, 'campaign call not placed; the attempt is given back');
     return { kind: 'retry_later', delayMs: FAILURE_RETRY_DELAY_MS, stopsOthers: false };

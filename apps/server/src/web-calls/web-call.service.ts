@@ -6,6 +6,7 @@ import { mintStreamToken } from '@switchboard/telephony';
 import { PinoLogger } from 'nestjs-pino';
 import type { WebSocket } from 'ws';
 import { AgentEngines } from '../agent-engines/agent-engines';
+import { AgentsService } from '../agents-api/agents.service';
 import { CallAdmissionService } from '../call-lifecycle/call-admission.service';
 import { agentInputRates, agentOutputRates } from '../call-runtime/agent-audio-rates';
 import type { CallRuntime } from '../call-runtime/call-runtime';
@@ -29,6 +30,7 @@ export class WebCallService implements OnModuleInit {
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly agents: AgentRepository,
+    private readonly agentsApi: AgentsService,
     private readonly admission: CallAdmissionService,
     private readonly engines: AgentEngines,
     private readonly runtimes: CallRuntimes,
@@ -49,6 +51,9 @@ export class WebCallService implements OnModuleInit {
     const now = options.now ?? new Date();
     const agent = await this.agents.findById(organizationId, agentId);
     if (!agent) throw new NotFoundException({ statusCode: 404, error: 'Not Found', code: 'agent_not_found', message: `No agent ${agentId}.` });
+    // An agent that cannot work (no key, a model not pulled) is refused here, saying why, rather than
+    // answered and failed a moment later with the reason buried in the call's events.
+    await this.agentsApi.assertReady(organizationId, agent);
     const token = mintStreamToken(this.config.streamTokenTtlMs, now);
     const admission = await this.admission.admitWeb({
       organizationId,

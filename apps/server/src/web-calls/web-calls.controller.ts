@@ -46,7 +46,7 @@ export class WebCallsController {
   @RequireScope('admin')
   @HttpCode(HttpStatus.CREATED)
   @ApiCreatedResponse({ type: WebCallDto })
-  @ApiErrors(400, 402, 403, 404, 503)
+  @ApiErrors(400, 402, 403, 404, 409, 503)
   async create(
     @Principal() principal: ApiPrincipal,
     @Param('id', new ZodValidationPipe(agentIdParam)) agentId: string,

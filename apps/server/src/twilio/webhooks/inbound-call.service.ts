@@ -3,6 +3,8 @@ import { APP_CONFIG, type AppConfig } from '@switchboard/config';
 import { isRetryableDatabaseError, PhoneNumberRepository } from '@switchboard/persistence';
 import { mintStreamToken, rejectCallTwiml, type VoiceWebhookParams } from '@switchboard/telephony';
 import { PinoLogger } from 'nestjs-pino';
+import { AGENT_NOT_READY, AGENT_NOT_READY_MESSAGE } from '../../agents-api/agent-not-ready';
+import { AgentsService } from '../../agents-api/agents.service';
 import { CallAdmissionService } from '../../call-lifecycle/call-admission.service';
 import { TwilioAccountService, type TwilioAccountCredentials } from '../accounts/twilio-account.service';
 import { wrongAccount } from './twilio-account';
@@ -30,6 +32,7 @@ export class InboundCallService {
     private readonly phoneNumbers: PhoneNumberRepository,
     private readonly admission: CallAdmissionService,
     private readonly accounts: TwilioAccountService,
+    private readonly agents: AgentsService,
     private readonly logger: PinoLogger,
   ) {
     this.logger.setContext(InboundCallService.name);
@@ -69,6 +72,14 @@ export class InboundCallService {
       await this.admission.recordRejected({ ...base, endReason: 'unknown_number', at: now });
       this.logger.info({ callSid: params.callSid, to: params.to }, 'inbound call to an unknown number refused');
       return rejectCallTwiml(UNKNOWN_NUMBER_MESSAGE);
+    }
+
+    // No DNS lookups here (Twilio waits for this answer): a key, secret or model that is missing.
+    const readiness = await this.agents.readiness(route.organizationId, { engine: route.agentEngine }, route.config, { resolveHosts: false });
+    if (!readiness.ready) {
+      await this.admission.recordRejected({ ...base, organizationId: route.organizationId, agentId: route.agentId, endReason: AGENT_NOT_READY, at: now });
+      this.logger.warn({ callSid: params.callSid, organizationId: route.organizationId, agentId: route.agentId, problems: readiness.problems }, 'inbound call refused: its agent is not ready');
+      return rejectCallTwiml(AGENT_NOT_READY_MESSAGE);
     }
 
     const token = mintStreamToken(this.config.streamTokenTtlMs, now);
