@@ -16,7 +16,8 @@ const transform: Config['transform'] = {
 // enabled (test/support/node-environment.ts says why).
 const common = { rootDir: __dirname, moduleNameMapper, transform, testEnvironment: '<rootDir>/test/support/node-environment.ts' };
 
-const UNIT_SPECS = ['<rootDir>/libs/**/*.spec.ts', '<rootDir>/apps/**/*.spec.ts'];
+// test/docs: checks of the documentation's files (README length, links), which start nothing.
+const UNIT_SPECS = ['<rootDir>/libs/**/*.spec.ts', '<rootDir>/apps/**/*.spec.ts', '<rootDir>/test/docs/**/*.spec.ts'];
 
 /**
  * The unit specs allowed the integration tiers' 60 s timeout, by file name: each starts worker

@@ -1,5 +1,5 @@
 /**
- * The README's "Dial it without Twilio" walkthrough, exactly as a user types it: the server started
+ * The "Dial it without Twilio" walkthrough (docs/getting-started.md), exactly as a user types it: the server started
  * with nothing but a Twilio token, the echo agent's number and an admin key (so PUBLIC_BASE_URL is
  * the server's default), then `npm run call` in another process with the same token and nothing
  * else. The caller must sign for the URL the server checks against, or the voice webhook answers

@@ -1,7 +1,7 @@
 /**
- * The README's shell command blocks and how the README test runs each one. Every ```sh block (also
- * bash/shell/console/zsh) must be preceded, on the line before its fence (blank lines allowed), by an
- * annotation:
+ * The documentation's shell command blocks (README.md and every docs/*.md page) and how the README
+ * test runs each one. Every ```sh block (also bash/shell/console/zsh) must be preceded, on the line
+ * before its fence (blank lines allowed), by an annotation:
  *
  *   <!-- readme-test: run -->            runs to completion; must exit 0
  *   <!-- readme-test: background -->     starts a long-running server; ready once /health answers
@@ -17,6 +17,8 @@
 export type ReadmeBlockMode = 'run' | 'background' | 'skip';
 
 export interface ReadmeBlock {
+  /** The page the block is on, from the project root: `README.md`, `docs/api.md`. */
+  page: string;
   /** 1-based line of the opening fence. */
   line: number;
   language: string;
@@ -94,8 +96,8 @@ function splitOptions(text: string): string[] {
   return parts.filter((part) => part.length > 0);
 }
 
-/** The README's shell blocks with their annotations, and every block or annotation that breaks the rules. */
-export function parseReadme(markdown: string): ParsedReadme {
+/** A page's shell blocks with their annotations, and every block or annotation that breaks the rules. */
+export function parseReadme(markdown: string, page = 'README.md'): ParsedReadme {
   const lines = markdown.split('\n');
   const blocks: ReadmeBlock[] = [];
   const problems: ReadmeProblem[] = [];
@@ -148,6 +150,7 @@ export function parseReadme(markdown: string): ParsedReadme {
       if (!textLines.includes(omitted.trim())) problems.push({ line: pending.line, message: `without "${omitted}": the block has no such line` });
     }
     blocks.push({
+      page,
       line: start + 1,
       language,
       text,

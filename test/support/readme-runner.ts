@@ -5,7 +5,7 @@ import { join, relative } from 'node:path';
 import { runnableText, type ReadmeBlock } from './readme-blocks';
 
 /**
- * Runs the README's command blocks with bash, the way a reader types them: `run` blocks one after the
+ * Runs the documentation's command blocks with bash, the way a reader types them: `run` blocks one after the
  * other in one "terminal" (variables a block sets are there for the next ones), each starting in the
  * checkout's root; a `background` block is a server in a terminal of its own (a fresh environment),
  * ready once /health answers, and starting another one stops it first (Ctrl-C). Every block runs with
@@ -27,10 +27,10 @@ export class ReadmeBlockFailure extends Error {
 }
 
 /** The failure message: where the block is, what was run, how it ended and what it printed. */
-export function describeFailure(outcome: BlockOutcome, why: string, readmePath = 'README.md'): string {
+export function describeFailure(outcome: BlockOutcome, why: string): string {
   const ran = runnableText(outcome.block);
   return [
-    `${readmePath}:${outcome.block.line}: the ${outcome.block.mode} block ${why} (exit code ${outcome.code ?? 'none: still running or killed'})`,
+    `${outcome.block.page}:${outcome.block.line}: the ${outcome.block.mode} block ${why} (exit code ${outcome.code ?? 'none: still running or killed'})`,
     '--- the block, as run ---',
     ran,
     ...(outcome.block.without.length > 0 ? [`(not run, by its annotation: ${outcome.block.without.map((line) => JSON.stringify(line)).join(', ')})`] : []),
@@ -169,7 +169,8 @@ export class ReadmeRunner {
    */
   private script(block: ReadmeBlock, shared: boolean): string {
     const number = ++this.blocks;
-    const blockFile = join(this.options.workDir, `block-${number}-line-${block.line}.sh`);
+    const pageName = block.page.replace(/[^A-Za-z0-9.-]+/g, '-');
+    const blockFile = join(this.options.workDir, `block-${number}-${pageName}-line-${block.line}.sh`);
     writeFileSync(blockFile, `${runnableText(block)}\n`);
     const scriptFile = join(this.options.workDir, `run-${number}.sh`);
     const lines = [

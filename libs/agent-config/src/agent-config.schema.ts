@@ -104,7 +104,7 @@ export const RecordingConfigSchema = z.strictObject({
 
 /**
  * Post-call analysis: after the call ends, a durable job asks an LLM for a summary, data extracted
- * into the tenant's JSON Schema and a success verdict (README: Post-call analysis).
+ * into the tenant's JSON Schema and a success verdict (docs/recordings-and-analysis.md).
  */
 export const AnalysisConfigSchema = z.strictObject({
   enabled: z.boolean().default(false).describe('Analyse each call after it ends (shown on the call, sent as call.analyzed, charged as analysis lines).'),

@@ -4,8 +4,8 @@ import { DEFAULT_PRICES, HOSTED_SPEECH_TO_SPEECH_PER_MINUTE } from './price-cata
 import { priceCall, totalMicros } from './price-call';
 
 /**
- * The README's worked example ("Cost accounting"), checked: if pricing changes, this fails and the
- * README must be updated with it.
+ * The worked example of docs/cost-accounting.md, checked: if pricing changes, this fails and that
+ * page must be updated with it.
  */
 describe('README worked example', () => {
   // A 61 s inbound call to a pipeline agent: three replies, remote STT/LLM/TTS, VAD and turn
