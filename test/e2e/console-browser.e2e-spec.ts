@@ -4,10 +4,14 @@
  * console; an agent is created through the form generated from the config's JSON Schema (a bad
  * value is shown at its field first), edited into version 2, and its versions shown side by side;
  * a call placed by the simulated Twilio caller appears in the calls list while it is live and ends
- * there without a reload; its page shows the post-call analysis (re-run by an admin), the
- * transcript, the latency waterfall and the cost ledger; an outbound campaign is created through its
- * form (a CSV with a malformed number first, its line shown), then paused, resumed and cancelled from
- * its page; a read key sees the same lists without any write control. Screenshots go to test/artifacts/.
+ * there without a reload, with its agent, duration, cost and end reason in words; its page shows the
+ * post-call analysis (re-run by an admin), the transcript, the latency waterfall and the cost ledger;
+ * an outbound campaign is created through its form (a CSV with a malformed number first, its line
+ * shown), then paused, resumed and cancelled from its page; a read key sees the same lists without
+ * any write control. Talk (a browser call with a fake microphone) shows the microphone and the agent
+ * speaking and the caller's words in the live transcript; a browser call whose agent fails says why
+ * in words and is marked an error in the calls list. Screenshots go to test/artifacts/ (three of
+ * them, console-talk, console-calls and console-call-page, are committed).
  */
 import { execFileSync } from 'node:child_process';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
@@ -45,6 +49,13 @@ const AGENT_NUMBER = '+15551239876';
 /** What the fake LLM answers the post-call analysis, and what each analysis request costs. */
 const ANALYSIS_ANSWER = { summary: 'The caller asked when the store opens.', structuredData: { intent: 'opening_hours' }, success: true, successReason: 'The agent said nine.' };
 const ANALYSIS_USAGE = { promptTokens: 310, completionTokens: 45 };
+/** A total as the console shows money: cents, or "< 0.01" for a call that cost less than a cent. */
+const MONEY_TOTAL = /^(\d+\.\d\d|< 0\.01) USD$/;
+/**
+ * The agents API reports `readiness` (and refuses a web call to an agent that is not ready, 409
+ * agent_not_ready): built alongside this console change. Turn on once it is in the server.
+ */
+const AGENT_READINESS_API = false;
 
 /** A post-call analysis request (its first message is the analysis instructions), not a turn of a call. */
 function isAnalysis(request: RecordedRequest): boolean {
@@ -264,7 +275,14 @@ describe('the console in Chromium: first-run link, agents form, read-only key (e
     await call.sendStatusCallback('completed');
     const row = page.locator(`tr[data-call-id="${callId}"]`);
     await row.getByText('completed').waitFor({ timeout: 15_000 });
-    await row.getByText('stream_stopped').waitFor();
+    // Why it ended, in words (the API's reason in the title); who took it, how long, what it cost.
+    const endReason = row.locator('[data-column="end-reason"]');
+    await endReason.getByText('hung up').waitFor();
+    await expect(endReason.locator('span').getAttribute('title')).resolves.toBe('stream_stopped');
+    await expect(page.getByTestId('calls-table').locator('thead th').allTextContents()).resolves.toEqual(['Started', 'Agent', 'Direction', 'From', 'To', 'Status', 'Duration', 'Cost', 'End reason']);
+    await expect(row.locator('[data-column="agent"]').textContent()).resolves.toBe('Opening hours');
+    await expect(row.locator('[data-column="duration"]').textContent()).resolves.toMatch(/^\d+:\d\d$/);
+    await row.locator('[data-column="cost"]').getByText(MONEY_TOTAL).waitFor({ timeout: 15_000 });
 
     // The call page: transcript, one waterfall per reply, the priced ledger.
     await page.locator(`tr[data-call-id="${callId}"] a`).click();
@@ -273,7 +291,10 @@ describe('the console in Chromium: first-run link, agents form, read-only key (e
     await page.getByTestId('latency-waterfall').locator('svg').waitFor();
     await expect(page.getByTestId('latency-waterfall').textContent()).resolves.toContain('ASR');
     await page.getByTestId('cost-ledger').getByText('stt').waitFor({ timeout: 15_000 });
-    await expect(page.getByTestId('call-total').textContent()).resolves.toMatch(/^\d+\.\d+ USD$/);
+    await expect(page.getByTestId('call-total').textContent()).resolves.toMatch(MONEY_TOTAL);
+    await expect(page.getByTestId('ledger-total').textContent()).resolves.toMatch(MONEY_TOTAL);
+    await expect(page.getByTestId('call-title').textContent()).resolves.toBe(`Call from +15557654321 to Opening hours (${AGENT_NUMBER})`);
+    await expect(page.getByTestId('call-duration').textContent()).resolves.toMatch(/^\d+:\d\d$/);
     await screenshot(page, 'call');
 
     // Its post-call analysis (the fake LLM's answer): the summary, the verdict and the extracted data.
@@ -516,17 +537,28 @@ describe('the console in Chromium: first-run link, agents form, read-only key (e
       await liveRow.waitFor({ timeout: 15_000 });
       await screenshot(watcher, 'calls-web-live');
 
+      // While it is live: the caller's microphone is heard, and what they said shows as the server transcribed it.
+      await page.getByTestId('microphone-level').getByText('speaking').waitFor({ timeout: 15_000 });
+      await page.getByTestId('talk-transcript').getByText('What time do you open tomorrow?').first().waitFor({ timeout: 20_000 });
+      await expect(page.getByTestId('talk-state').textContent()).resolves.toContain('live');
       // The agent's reply is played (the page measures what its playback plays).
-      const heardBy = Date.now() + 20_000;
-      while (Number(await page.getByTestId('agent-peak').getAttribute('data-peak')) <= 0.05) {
-        if (Date.now() > heardBy) throw new Error('the agent was not heard within 20 s');
-        await page.waitForTimeout(200);
-      }
+      await page.getByTestId('agent-level').getByText('speaking').waitFor({ timeout: 20_000 });
       await screenshot(page, 'talk');
       // Let the looping caller speak over the reply, then hang up.
       await page.waitForTimeout(7_000);
       await page.getByRole('button', { name: 'Hang up' }).click();
       await page.getByTestId('talk-state').getByText('ended').waitFor({ timeout: 10_000 });
+      // The meters stop with the call, and the panel says how it ended.
+      await expect(page.getByTestId('agent-level').getAttribute('data-level')).resolves.toBe('0');
+      await expect(page.getByTestId('microphone-level').textContent()).resolves.toContain('off');
+      await page.getByTestId('talk-end').getByText('Call ended (hung up).').waitFor({ timeout: 15_000 });
+      const webCallId = ((await page.getByRole('link', { name: "Open this call's page" }).getAttribute('href')) ?? '').split('/').at(-1) as string;
+      // The other tab's list: the web call by its agent, completed, with its duration and cost.
+      const webRow = watcher.locator(`tr[data-call-id="${webCallId}"]`);
+      await webRow.locator('[data-column="status"]').getByText('completed').waitFor({ timeout: 15_000 });
+      await expect(webRow.locator('[data-column="agent"]').textContent()).resolves.toBe('Opening hours');
+      await expect(webRow.locator('[data-column="duration"]').textContent()).resolves.toMatch(/^\d+:\d\d$/);
+      await webRow.locator('[data-column="cost"]').getByText(MONEY_TOTAL).waitFor({ timeout: 15_000 });
 
       await page.getByRole('link', { name: "Open this call's page" }).click();
       await page.getByTestId('transcript').getByText('What time do you open tomorrow?').first().waitFor();
@@ -535,12 +567,108 @@ describe('the console in Chromium: first-run link, agents form, read-only key (e
       await page.getByTestId('cost-ledger').getByText('stt').waitFor({ timeout: 15_000 });
       await expect(page.getByTestId('cost-ledger').getByText('telephony').count()).resolves.toBe(0);
       // The page refreshes until the call has ended and been priced: wait for the end to show.
-      await page.getByTestId('call-status').getByText('completed, ended (stream_stopped)').waitFor({ timeout: 15_000 });
-      await screenshot(page, 'web-call');
+      await page.getByTestId('call-status').filter({ hasText: 'completed — hung up (stream_stopped)' }).waitFor({ timeout: 15_000 });
+      await expect(page.getByTestId('call-title').textContent()).resolves.toBe('Browser call to Opening hours');
+      await expect(page.getByTestId('call-agent').getByRole('link').textContent()).resolves.toBe('Opening hours');
+      // Events read as rows: what each means, its payload one click away.
+      const started = page.getByTestId('events').locator('tr[data-event-type="stream_started"]');
+      await expect(started.locator('td.type').textContent()).resolves.toBe('stream started');
+      await expect(started.locator('summary').textContent()).resolves.toBe('Audio connected (browser, 16 kHz)');
+      await started.locator('summary').click();
+      await expect(started.locator('pre').textContent()).resolves.toContain('"transport": "web"');
+      await page.getByTestId('events').locator('tr[data-event-type="barge_in"] summary').first().getByText('The caller interrupted the agent').waitFor();
+      await screenshot(page, 'call-page');
     } finally {
       await callerBrowser.close();
       replyMs = 1500;
     }
+  });
+
+  /** Signs `page` in with the admin key the first test's link gave. */
+  const signInAsAdmin = async (page: Page) => {
+    await page.goto(`${baseUrl}/#/sign-in`);
+    await page.getByLabel('API key').fill(adminKey);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByTestId('agents-table').waitFor();
+  };
+
+  it('says in words why a browser call failed, links its page, and marks it an error in the calls list', async () => {
+    expect(adminKey).toMatch(/^sk_live_/);
+    const admin = { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' };
+    const remote = { provider: 'openai', baseUrl: engines.baseUrl };
+    // The agent's LLM key is a secret of the organization, deleted after the agent was saved: its calls cannot start their engines.
+    expect((await fetch(`${baseUrl}/v1/secrets`, { method: 'POST', headers: admin, body: JSON.stringify({ name: 'desk-llm-key', value: 'sk-test-0000' }) })).status).toBe(201);
+    const created = await fetch(`${baseUrl}/v1/agents`, {
+      method: 'POST',
+      headers: admin,
+      body: JSON.stringify({
+        name: 'Lost key desk',
+        engine: 'pipeline',
+        config: { firstMessage: null, stt: { ...remote, model: 'whisper-1' }, llm: { ...remote, model: 'gpt-test', apiKeySecret: 'desk-llm-key' }, tts: { ...remote, model: 'tts-test', voice: 'alloy' } },
+      }),
+    });
+    expect(created.status).toBe(201);
+    expect((await fetch(`${baseUrl}/v1/secrets/desk-llm-key`, { method: 'DELETE', headers: admin })).status).toBe(204);
+
+    const callerBrowser = await launchChromium(['--use-fake-ui-for-media-stream', '--use-fake-device-for-media-stream', '--autoplay-policy=no-user-gesture-required']);
+    try {
+      const page = await callerBrowser.newPage();
+      await signInAsAdmin(page);
+      await page.getByRole('button', { name: 'Talk to Lost key desk' }).click();
+      await page.getByRole('button', { name: 'Start call' }).click();
+      // The reason the call recorded, not a socket close code; the meters are off.
+      const end = page.getByTestId('talk-end');
+      await end.getByText('Error (engines unavailable): the secret "desk-llm-key" does not exist in this organization').waitFor({ timeout: 20_000 });
+      await expect(page.getByTestId('talk-state').textContent()).resolves.toBe('failed');
+      await expect(page.getByTestId('agent-level').textContent()).resolves.toContain('off');
+      await screenshot(page, 'talk-error');
+      await end.getByRole('link', { name: "See the call's page" }).click();
+      await page.getByTestId('call-failure').getByText('the secret "desk-llm-key" does not exist').waitFor();
+      await page.getByTestId('call-status').filter({ hasText: 'error — agent error (agent_error)' }).waitFor();
+      await expect(page.getByTestId('events').locator('tr.error[data-event-type="error"] summary').textContent()).resolves.toMatch(/^Error \(engines unavailable\): /);
+      // In the list it is an error, not "completed".
+      const callId = page.url().split('/').at(-1) as string;
+      await page.getByRole('link', { name: 'Calls', exact: true }).click();
+      const row = page.locator(`tr[data-call-id="${callId}"]`);
+      await row.locator('[data-column="status"]').getByText('error', { exact: true }).waitFor();
+      await expect(row.locator('[data-column="end-reason"]').textContent()).resolves.toBe('agent error');
+      await expect(row.locator('[data-column="agent"]').textContent()).resolves.toBe('Lost key desk');
+      await row.locator('[data-column="cost"]').getByText(MONEY_TOTAL).waitFor({ timeout: 15_000 });
+      await screenshot(page, 'calls');
+    } finally {
+      await callerBrowser.close();
+    }
+  });
+
+  // Needs the agents API's readiness (AGENT_READINESS_API above); until then the console takes every agent as ready.
+  (AGENT_READINESS_API ? it : it.skip)('shows why an agent is not ready: a badge in the list, its problems on its page, and Talk says why instead of calling', async () => {
+    expect(adminKey).toMatch(/^sk_live_/);
+    const admin = { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' };
+    // OpenAI's own endpoint and no key: this server has no OPENAI_API_KEY and the agent names no secret.
+    const created = await fetch(`${baseUrl}/v1/agents`, {
+      method: 'POST',
+      headers: admin,
+      body: JSON.stringify({ name: 'No key desk', engine: 'pipeline', config: { stt: { provider: 'openai', model: 'whisper-1' }, llm: { provider: 'openai', model: 'gpt-4o-mini' }, tts: { provider: 'openai', voice: 'alloy' } } }),
+    });
+    expect(created.status).toBe(201);
+    const agent = (await created.json()) as { id: string; readiness: { ready: boolean; problems: Array<{ path: string; message: string }> } };
+    expect(agent.readiness.ready).toBe(false);
+    expect(agent.readiness.problems.length).toBeGreaterThan(0);
+    const refused = await fetch(`${baseUrl}/v1/agents/${agent.id}/web-calls`, { method: 'POST', headers: admin, body: '{}' });
+    expect(refused.status).toBe(409);
+
+    const page = await browser.newPage();
+    await signInAsAdmin(page);
+    await page.getByTestId(`not-ready-${agent.id}`).waitFor();
+    await page.getByRole('button', { name: 'Talk to No key desk' }).click();
+    const notReady = page.getByTestId('talk-not-ready');
+    for (const problem of agent.readiness.problems) await notReady.getByText(problem.message, { exact: false }).first().waitFor();
+    expect(await page.getByRole('button', { name: 'Start call' }).count()).toBe(0);
+    await page.getByTestId('agents-table').getByRole('link', { name: 'No key desk' }).click();
+    const problems = page.getByTestId('agent-problems');
+    for (const problem of agent.readiness.problems) await problems.getByText(problem.message, { exact: false }).first().waitFor();
+    await expect(page.getByTestId('agent-readiness').textContent()).resolves.toBe('not ready');
+    await page.close();
   });
 
   it("runs an agent's scenario suite from its page and shows which scenario failed and why", async () => {

@@ -9,12 +9,20 @@ export interface FieldProblem {
   message: string;
 }
 
+/** A problem at a path inside an agent's config (a refused save, or why the agent is not ready). */
+export interface ConfigProblem {
+  path: string;
+  message: string;
+}
+
 export class ApiError extends Error {
   constructor(
     readonly status: number,
     readonly code: string,
     message: string,
     readonly details: FieldProblem[] = [],
+    /** The body's `problems` as the server gave them (paths inside the agent's config). */
+    readonly problems: ConfigProblem[] = [],
   ) {
     super(message);
   }
@@ -38,11 +46,13 @@ export async function api<T>(path: string, options: { key?: string; method?: str
     body = undefined;
   }
   if (!response.ok) {
-    const error = (body ?? {}) as { code?: string; message?: string | string[]; details?: FieldProblem[]; problems?: Array<{ path: string; message: string }> };
+    const error = (body ?? {}) as { code?: string; error?: string; message?: string | string[]; details?: FieldProblem[]; problems?: ConfigProblem[] };
     const message = Array.isArray(error.message) ? error.message.join('; ') : error.message;
+    // The machine-readable code is `code`; a body that puts it in `error` (snake_case, unlike the HTTP phrase "Conflict") is read the same.
+    const code = error.code ?? (error.error !== undefined && /^[a-z][a-z0-9_]*$/.test(error.error) ? error.error : `http_${response.status}`);
     // Request-shape errors list `details` by body field; an agent config's own rules list `problems` by path inside the config.
     const configProblems = (error.problems ?? []).map((problem) => ({ field: problem.path === '' ? 'config' : `config.${problem.path}`, rule: 'config', message: problem.message }));
-    throw new ApiError(response.status, error.code ?? `http_${response.status}`, message ?? `The server answered ${response.status}.`, [...(error.details ?? []), ...configProblems]);
+    throw new ApiError(response.status, code, message ?? `The server answered ${response.status}.`, [...(error.details ?? []), ...configProblems], error.problems ?? []);
   }
   return body as T;
 }
@@ -55,6 +65,12 @@ export interface CurrentKey {
   organizationId: string;
 }
 
+/** Whether an agent can take calls as configured, and if not, what to fix (paths inside its config). */
+export interface AgentReadiness {
+  ready: boolean;
+  problems: ConfigProblem[];
+}
+
 export interface AgentSummary {
   id: string;
   name: string;
@@ -62,6 +78,8 @@ export interface AgentSummary {
   version: number;
   createdAt: string;
   updatedAt: string;
+  /** Absent from servers that do not report readiness yet: such an agent is taken as ready. */
+  readiness?: AgentReadiness;
 }
 
 /** An agent with the config of its current version (every default filled in). */
@@ -87,9 +105,14 @@ export interface CallSummary {
   fromNumber: string;
   toNumber: string;
   agentId: string | null;
+  /** The agent config version the call ran with. */
+  agentConfigVersion: number | null;
   startedAt: string;
+  answeredAt: string | null;
   endedAt: string | null;
   endReason: string | null;
+  /** Twilio's CallDuration (phone calls, once Twilio reported it). */
+  durationSeconds: number | null;
   updatedAt: string;
 }
 
@@ -143,13 +166,19 @@ export interface CostLine {
   reason: string | null;
   quantity: number;
   unit: string;
+  /** The price per `unitSize` units of `unit`, in micro-units. */
+  unitPriceMicros: number;
+  unitSize: number;
+  /** The price's unit in words: minute, 1M tokens, second. */
   pricePer: string;
+  amountMicros: number;
   amount: string;
 }
 
 export interface CallCost {
   status: 'priced' | 'pending';
   currency: string | null;
+  totalMicros: number | null;
   total: string | null;
   lines: CostLine[];
 }

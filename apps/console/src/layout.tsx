@@ -9,7 +9,10 @@ export function Layout() {
   return (
     <div className="frame">
       <header className="topbar">
-        <span className="brand">Switchboard</span>
+        <span className="brand">
+          <img src="/favicon.svg" alt="" />
+          Switchboard
+        </span>
         <nav>
           <NavLink to="/agents">Agents</NavLink>
           <NavLink to="/calls">Calls</NavLink>

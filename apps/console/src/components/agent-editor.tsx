@@ -1,4 +1,5 @@
 import { useEffect, useMemo, useState, type FormEvent } from 'react';
+import { problemText, readinessOf } from '../agent-readiness';
 import { api, ApiError, messageOf, type AgentDetail, type FieldProblem } from '../api';
 import { ErrorAlert } from './error-alert';
 import { fieldsForEngine, formSchemaFor, type SchemaNode } from './schema-form/form-schema';
@@ -11,8 +12,13 @@ export interface AgentEditorProps {
   apiKey: string;
   /** The agent to edit (its current config); absent for a new agent. */
   agent?: AgentDetail;
-  /** Called with the saved agent, or nothing when cancelled. */
+  /** Called when the form closes: with the agent as last saved, or nothing when closed without a save. */
   onDone(saved: AgentDetail | undefined): void;
+  /**
+   * Called after a save that left the agent not ready to take calls: the form stays open showing
+   * what to fix (and saves again to the same agent).
+   */
+  onSaved?(saved: AgentDetail): void;
 }
 
 /** The config's JSON Schema is the same for every key and for the life of the server: fetched once. */
@@ -31,7 +37,10 @@ function loadConfigSchema(apiKey: string): Promise<SchemaNode> {
  * reads, or as JSON for power users. A 400's problems are shown at their fields; the ones no
  * field shows (another engine's settings, the config as a whole) in a summary above the form.
  */
-export function AgentEditor({ apiKey, agent, onDone }: AgentEditorProps) {
+export function AgentEditor({ apiKey, agent, onDone, onSaved }: AgentEditorProps) {
+  /** The agent as this form last saved it (a created agent is edited from then on). */
+  const [saved, setSaved] = useState<AgentDetail>();
+  const target = saved ?? agent;
   const [schema, setSchema] = useState<SchemaNode>();
   const [name, setName] = useState(agent?.name ?? '');
   const [engine, setEngine] = useState<string>(agent?.engine ?? 'pipeline');
@@ -112,10 +121,15 @@ export function AgentEditor({ apiKey, agent, onDone }: AgentEditorProps) {
     }
     setBusy(true);
     try {
-      const saved = agent
-        ? await api<AgentDetail>(`/v1/agents/${agent.id}`, { key: apiKey, method: 'PATCH', body: { ...(name !== agent.name ? { name } : {}), config: submitted } })
+      const result = target
+        ? await api<AgentDetail>(`/v1/agents/${target.id}`, { key: apiKey, method: 'PATCH', body: { ...(name !== target.name ? { name } : {}), config: submitted } })
         : await api<AgentDetail>('/v1/agents', { key: apiKey, method: 'POST', body: { name, engine, config: submitted } });
-      onDone(saved);
+      if (readinessOf(result).ready) {
+        onDone(result);
+        return;
+      }
+      setSaved(result);
+      onSaved?.(result);
     } catch (caught) {
       if (caught instanceof ApiError && caught.details.length > 0) {
         // The API names config problems `config.<path>` (see api.ts); the rest are the request's own fields.
@@ -133,15 +147,15 @@ export function AgentEditor({ apiKey, agent, onDone }: AgentEditorProps) {
   const others = fieldProblems.filter((problem) => problem.field !== 'name' && problem.field !== 'engine');
   return (
     <form className="card form wide" noValidate onSubmit={(event) => void submit(event)} data-testid={agent ? 'edit-agent-form' : 'new-agent-form'}>
-      <h2>{agent ? `Edit ${agent.name}` : 'New agent'}</h2>
+      <h2>{target ? `Edit ${target.name}` : 'New agent'}</h2>
       <label>
         Name
         <input name="name" value={name} onChange={(event) => setName(event.target.value)} />
         <Problems problems={at('name')} />
       </label>
-      {agent ? (
+      {target ? (
         <p className="hint">
-          Engine: <strong>{agent.engine}</strong> (fixed when the agent was made)
+          Engine: <strong>{target.engine}</strong> (fixed when the agent was made)
         </p>
       ) : (
         <label>
@@ -167,6 +181,7 @@ export function AgentEditor({ apiKey, agent, onDone }: AgentEditorProps) {
           </button>
         </div>
       </div>
+      <ReadinessNote agent={target} justSaved={saved !== undefined} />
       <ProblemSummary unplaced={[...others.map((problem) => ({ path: problem.field, message: problem.message })), ...placed.unplaced]} placedCount={configProblems.length - placed.unplaced.length} />
       {view === 'json' ? (
         <label>
@@ -197,10 +212,10 @@ export function AgentEditor({ apiKey, agent, onDone }: AgentEditorProps) {
       <ErrorAlert message={error} />
       <div className="actions">
         <button type="submit" className="primary" disabled={busy}>
-          {agent ? 'Save' : 'Create'}
+          {target ? 'Save' : 'Create'}
         </button>
-        <button type="button" className="link" onClick={() => onDone(undefined)}>
-          Cancel
+        <button type="button" className="link" onClick={() => onDone(saved)}>
+          {saved ? 'Close' : 'Cancel'}
         </button>
       </div>
     </form>
@@ -227,6 +242,25 @@ function Problems({ problems }: { problems: FieldProblem[] }) {
         <li key={`${problem.field}:${problem.message}`}>{problem.message}</li>
       ))}
     </ul>
+  );
+}
+
+/**
+ * What keeps the agent from taking calls (saved, but e.g. no API key for its engines): after a
+ * save, and from the start when the form opens on such an agent. Nothing for a ready agent.
+ */
+function ReadinessNote({ agent, justSaved }: { agent: AgentDetail | undefined; justSaved: boolean }) {
+  const readiness = readinessOf(agent);
+  if (!agent || readiness.ready) return null;
+  return (
+    <div className="warning" role="status" data-testid="agent-form-readiness">
+      <p>{justSaved ? `Saved as version ${agent.version}, but this agent is not ready to take calls yet. Fix this and save again:` : 'This agent is not ready to take calls. Fix this and save:'}</p>
+      <ul>
+        {readiness.problems.map((problem) => (
+          <li key={`${problem.path}:${problem.message}`}>{problemText(problem)}</li>
+        ))}
+      </ul>
+    </div>
   );
 }
 

@@ -1,5 +1,6 @@
 import { Suspense, useCallback, useEffect, useState } from 'react';
 import { Link, useParams } from 'react-router';
+import { problemText, readinessOf } from '../agent-readiness';
 import { api, messageOf, type AgentDetail } from '../api';
 import { AgentTestsPanel } from '../components/agent-tests-panel';
 import { VersionCompare } from '../components/config-diff/version-compare';
@@ -17,6 +18,8 @@ export function AgentPage() {
   const [agent, setAgent] = useState<AgentDetail>();
   const [error, setError] = useState<string>();
   const [editing, setEditing] = useState(false);
+  /** Each opening of the form is a fresh form (a save that stays open must not remount it). */
+  const [openings, setOpenings] = useState(0);
 
   const load = useCallback(async () => {
     if (!session) return;
@@ -43,7 +46,14 @@ export function AgentPage() {
           <div className="section-head">
             <h1>{agent.name}</h1>
             {canWrite(session) && !editing && (
-              <button type="button" className="primary" onClick={() => setEditing(true)}>
+              <button
+                type="button"
+                className="primary"
+                onClick={() => {
+                  setOpenings((count) => count + 1);
+                  setEditing(true);
+                }}
+              >
                 Edit
               </button>
             )}
@@ -55,17 +65,30 @@ export function AgentPage() {
             <dd data-testid="agent-version">{agent.version}</dd>
             <dt>Updated</dt>
             <dd>{new Date(agent.updatedAt).toLocaleString()}</dd>
+            <dt>Takes calls</dt>
+            <dd data-testid="agent-readiness">{readinessOf(agent).ready ? 'yes, ready' : <span className="status-badge error">not ready</span>}</dd>
           </dl>
+          {!readinessOf(agent).ready && (
+            <div className="warning" data-testid="agent-problems">
+              <p>This agent cannot take calls until this is fixed{canWrite(session) ? ' (Edit, then save)' : ''}:</p>
+              <ul>
+                {readinessOf(agent).problems.map((problem) => (
+                  <li key={`${problem.path}:${problem.message}`}>{problemText(problem)}</li>
+                ))}
+              </ul>
+            </div>
+          )}
           {editing && canWrite(session) && (
             <Suspense fallback={<p className="empty">Loading the form…</p>}>
               <LazyAgentEditor
-                key={agent.version}
+                key={openings}
                 apiKey={session.key}
                 agent={agent}
                 onDone={(saved) => {
                   setEditing(false);
                   if (saved) setAgent(saved);
                 }}
+                onSaved={setAgent}
               />
             </Suspense>
           )}

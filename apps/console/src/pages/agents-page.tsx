@@ -1,6 +1,7 @@
 import { ErrorAlert } from '../components/error-alert';
 import { Suspense, useCallback, useEffect, useState, type FormEvent } from 'react';
 import { Link } from 'react-router';
+import { notReadyText, readinessOf } from '../agent-readiness';
 import { api, messageOf, ApiError, type AgentSummary, type Page } from '../api';
 import { LazyAgentEditor } from '../components/lazy-agent-editor';
 import { TalkPanel } from '../components/talk-panel';
@@ -55,10 +56,14 @@ export function AgentsPage() {
               setCreating(false);
               if (created) void load();
             }}
+            // Created but not ready: the form stays open with what to fix; the list shows the agent already.
+            onSaved={() => void load()}
           />
         </Suspense>
       )}
-      {talkingTo && <TalkPanel key={talkingTo.id} apiKey={session.key} agentId={talkingTo.id} agentName={talkingTo.name} onClose={() => setTalkingTo(undefined)} />}
+      {talkingTo && (
+        <TalkPanel key={talkingTo.id} apiKey={session.key} agentId={talkingTo.id} agentName={talkingTo.name} readiness={talkingTo.readiness} onClose={() => setTalkingTo(undefined)} />
+      )}
       <ErrorAlert message={error} />
       {agents && agents.length === 0 && <p className="empty">No agents yet.</p>}
       {agents && agents.length > 0 && (
@@ -78,6 +83,7 @@ export function AgentsPage() {
               <tr key={agent.id}>
                 <td>
                   <Link to={`/agents/${agent.id}`}>{agent.name}</Link>
+                  <NotReadyBadge agent={agent} />
                 </td>
                 <td>{agent.engine}</td>
                 <td>{agent.version}</td>
@@ -102,6 +108,17 @@ export function AgentsPage() {
         </table>
       )}
     </section>
+  );
+}
+
+/** "not ready" beside an agent that cannot take calls as configured; what to fix is in its title and on its page. */
+function NotReadyBadge({ agent }: { agent: AgentSummary }) {
+  const readiness = readinessOf(agent);
+  if (readiness.ready) return null;
+  return (
+    <span className="badge not-ready" title={notReadyText(readiness.problems)} data-testid={`not-ready-${agent.id}`}>
+      not ready
+    </span>
   );
 }
 

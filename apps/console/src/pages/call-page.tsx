@@ -1,8 +1,13 @@
 import { ErrorAlert } from '../components/error-alert';
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { Link, useParams } from 'react-router';
-import { api, messageOf, type CallAnalysis, type CallDetail, type TranscriptTurn } from '../api';
+import { api, messageOf, type AgentSummary, type CallAnalysis, type CallDetail, type TranscriptTurn } from '../api';
+import { callDurationMs, callOutcome, callTitle, endReasonText, formatDuration } from '../call-text';
 import { CallAnalysisPanel } from '../components/call-analysis-panel';
+import { CostLedger } from '../components/cost-ledger';
+import { EventLog } from '../components/event-log';
+import { callFailureText } from '../event-summary';
+import { formatTotal } from '../money';
 import { LatencyWaterfall } from '../components/latency-waterfall';
 import { RecordingPlayer, type RecordingPlayerHandle } from '../components/recording-player';
 import { canWrite, useSession } from '../session';
@@ -41,6 +46,22 @@ export function CallPage() {
   const [reloads, setReloads] = useState(0);
   /** The page is refreshing the call until its analysis is done (false once it gave up waiting). */
   const [followingAnalysis, setFollowingAnalysis] = useState(false);
+  /** The call's agent (undefined until read, or when it was deleted). */
+  const [agent, setAgent] = useState<AgentSummary>();
+  const agentId = call?.agentId ?? null;
+
+  useEffect(() => {
+    if (!session || agentId === null) return;
+    let stopped = false;
+    // A deleted agent (404) leaves the page naming it by id.
+    api<AgentSummary>(`/v1/agents/${encodeURIComponent(agentId)}`, { key: session.key }).then(
+      (found) => !stopped && setAgent(found),
+      () => undefined,
+    );
+    return () => {
+      stopped = true;
+    };
+  }, [session, agentId]);
 
   useEffect(() => {
     if (!session) return;
@@ -81,23 +102,45 @@ export function CallPage() {
   if (!call || !session) return <p className="empty">Loading…</p>;
   const seekable = playheadMs !== null;
   const heardTurn = turnAt(call.transcript, playheadMs);
+  const outcome = callOutcome(call);
+  const failure = callFailureText(call.endReason, call.events);
   return (
     <section className="call-page">
       <p>
         <Link to="/calls">← Calls</Link>
       </p>
-      <h1>
-        Call {call.fromNumber} → {call.toNumber}
-      </h1>
+      <h1 data-testid="call-title">{callTitle(call, agent?.name)}</h1>
+      {failure && (
+        <div className="problem-summary" role="alert" data-testid="call-failure">
+          <p>This call ended on an error. {failure}</p>
+        </div>
+      )}
       <dl className="facts">
+        <dt>Agent</dt>
+        <dd data-testid="call-agent">
+          {call.agentId === null ? '—' : agent ? <Link to={`/agents/${agent.id}`}>{agent.name}</Link> : <code>{call.agentId.slice(0, 8)}…</code>}
+          {call.agentConfigVersion !== null && <span className="hint"> (config version {call.agentConfigVersion})</span>}
+        </dd>
         <dt>Direction</dt>
-        <dd>{call.direction}</dd>
+        <dd>{call.direction === 'web' ? 'web (from the browser)' : call.direction}</dd>
         <dt>Status</dt>
-        <dd data-testid="call-status">{call.endedAt ? `${call.status}, ended (${call.endReason ?? 'unknown'})` : `${call.status}, live`}</dd>
+        <dd data-testid="call-status">
+          <span className={`status-badge ${outcome.tone}`}>{outcome.label}</span>
+          {call.endedAt && (
+            <>
+              {' — '}
+              {endReasonText(call.endReason)} (<code>{call.endReason ?? 'no reason recorded'}</code>)
+            </>
+          )}
+        </dd>
         <dt>Started</dt>
         <dd>{new Date(call.startedAt).toLocaleString()}</dd>
+        <dt>Duration</dt>
+        <dd data-testid="call-duration">{call.endedAt ? formatDuration(callDurationMs(call, Date.now())) : `${formatDuration(callDurationMs(call, Date.now()))} so far`}</dd>
         <dt>Cost</dt>
-        <dd data-testid="call-total">{call.cost.status === 'priced' ? `${call.cost.total ?? '0'} ${call.cost.currency ?? ''}` : 'pending (priced when the call ends)'}</dd>
+        <dd data-testid="call-total" title={call.cost.total ? `${call.cost.total} ${call.cost.currency ?? ''}` : undefined}>
+          {call.cost.status === 'priced' && call.cost.totalMicros !== null ? formatTotal(call.cost.totalMicros, call.cost.currency) : 'pending (priced when the call ends)'}
+        </dd>
       </dl>
 
       <CallAnalysisPanel
@@ -191,56 +234,10 @@ export function CallPage() {
       {call.latency.length === 0 ? <p className="empty">No replies measured.</p> : <LatencyWaterfall turns={call.latency} />}
 
       <h2>Cost ledger</h2>
-      {call.cost.lines.length === 0 ? (
-        <p className="empty">{call.cost.status === 'pending' ? 'Priced when the call ends.' : 'No cost lines.'}</p>
-      ) : (
-        <table data-testid="cost-ledger">
-          <thead>
-            <tr>
-              <th>Component</th>
-              <th>Kind</th>
-              <th>Quantity</th>
-              <th>Price per</th>
-              <th>Amount ({call.cost.currency})</th>
-            </tr>
-          </thead>
-          <tbody>
-            {call.cost.lines.map((line) => (
-              <tr key={line.id}>
-                <td>{line.component}</td>
-                <td>{line.kind === 'correction' ? `correction (${line.reason ?? ''})` : 'charge'}</td>
-                <td>
-                  {line.quantity} {line.unit}
-                </td>
-                <td>{line.pricePer}</td>
-                <td>{line.amount}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      <CostLedger cost={call.cost} />
 
       <h2>Events</h2>
-      <table className="events" data-testid="events">
-        <thead>
-          <tr>
-            <th>At</th>
-            <th>Event</th>
-            <th>Details</th>
-          </tr>
-        </thead>
-        <tbody>
-          {call.events.map((event) => (
-            <tr key={event.id}>
-              <td>{event.offsetMs === null ? new Date(event.at).toLocaleTimeString() : `${(event.offsetMs / 1000).toFixed(2)} s`}</td>
-              <td>{event.type}</td>
-              <td>
-                <code>{JSON.stringify(event.payload)}</code>
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <EventLog events={call.events} />
     </section>
   );
 }

@@ -49,7 +49,16 @@ export function CampaignsPage() {
         )}
       </div>
       <ErrorAlert message={error} />
-      {campaigns && campaigns.length === 0 && <p className="empty">No campaigns yet.</p>}
+      {campaigns && campaigns.length === 0 && (
+        <div className="empty" data-testid="campaigns-empty">
+          <p>No campaigns yet.</p>
+          <p>
+            A campaign calls a list of contacts with one of your agents. It needs an <Link to="/agents">agent</Link> to talk, a phone number of yours
+            to call from (bind one to an agent on the Agents page; calls go out through your Twilio account), and the contacts: a CSV with a{' '}
+            <code>to</code> column of E.164 numbers, optionally <code>timeZone</code> and variables for the agent&apos;s prompt.
+          </p>
+        </div>
+      )}
       {campaigns && campaigns.length > 0 && (
         <table data-testid="campaigns-table">
           <thead>

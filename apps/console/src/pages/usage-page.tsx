@@ -3,6 +3,7 @@ import { useEffect, useState } from 'react';
 import { api, messageOf } from '../api';
 import { BarChart } from '../components/bar-chart';
 import { inferenceCapacityText, type InferenceCapacity } from '../inference-capacity-text';
+import { formatTotal, microsOf } from '../money';
 import { useSession } from '../session';
 
 interface UsageRow {
@@ -91,8 +92,8 @@ export function UsagePage() {
       <dl className="facts" data-testid="budget">
         <dt>This month ({budget.month})</dt>
         <dd>
-          {budget.spent} {currency} spent
-          {budget.monthlyBudget === null ? ', no budget set' : ` of a ${budget.monthlyBudget} ${currency} budget${budget.hardLimit ? ' (new calls are refused once it is spent)' : ''}`}
+          <span title={`${budget.spent} ${currency}`}>{formatTotal(microsOf(budget.spent), currency)}</span> spent
+          {budget.monthlyBudget === null ? ', no budget set' : ` of a ${formatTotal(microsOf(budget.monthlyBudget), currency)} budget${budget.hardLimit ? ' (new calls are refused once it is spent)' : ''}`}
         </dd>
         <dt>Calls now</dt>
         <dd>
