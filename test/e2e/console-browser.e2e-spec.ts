@@ -51,11 +51,6 @@ const ANALYSIS_ANSWER = { summary: 'The caller asked when the store opens.', str
 const ANALYSIS_USAGE = { promptTokens: 310, completionTokens: 45 };
 /** A total as the console shows money: cents, or "< 0.01" for a call that cost less than a cent. */
 const MONEY_TOTAL = /^(\d+\.\d\d|< 0\.01) USD$/;
-/**
- * The agents API reports `readiness` (and refuses a web call to an agent that is not ready, 409
- * agent_not_ready): built alongside this console change. Turn on once it is in the server.
- */
-const AGENT_READINESS_API = false;
 
 /** A post-call analysis request (its first message is the analysis instructions), not a turn of a call. */
 function isAnalysis(request: RecordedRequest): boolean {
@@ -595,44 +590,41 @@ describe('the console in Chromium: first-run link, agents form, read-only key (e
   it('says in words why a browser call failed, links its page, and marks it an error in the calls list', async () => {
     expect(adminKey).toMatch(/^sk_live_/);
     const admin = { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' };
-    const remote = { provider: 'openai', baseUrl: engines.baseUrl };
-    // The agent's LLM key is a secret of the organization, deleted after the agent was saved: its calls cannot start their engines.
-    expect((await fetch(`${baseUrl}/v1/secrets`, { method: 'POST', headers: admin, body: JSON.stringify({ name: 'desk-llm-key', value: 'sk-test-0000' }) })).status).toBe(201);
+    // A realtime agent whose model server is down: it reads ready (its key is stored, its host is
+    // allowed), and its calls fail as they start, when the model connection is refused.
+    expect((await fetch(`${baseUrl}/v1/secrets`, { method: 'POST', headers: admin, body: JSON.stringify({ name: 'desk-realtime-key', value: 'sk-test-0000' }) })).status).toBe(201);
+    const deadPort = await freeLoopbackPort();
     const created = await fetch(`${baseUrl}/v1/agents`, {
       method: 'POST',
       headers: admin,
-      body: JSON.stringify({
-        name: 'Lost key desk',
-        engine: 'pipeline',
-        config: { firstMessage: null, stt: { ...remote, model: 'whisper-1' }, llm: { ...remote, model: 'gpt-test', apiKeySecret: 'desk-llm-key' }, tts: { ...remote, model: 'tts-test', voice: 'alloy' } },
-      }),
+      body: JSON.stringify({ name: 'Lost model desk', engine: 'realtime', config: { realtime: { url: `ws://127.0.0.1:${deadPort}/v1/realtime`, apiKeySecret: 'desk-realtime-key' } } }),
     });
     expect(created.status).toBe(201);
-    expect((await fetch(`${baseUrl}/v1/secrets/desk-llm-key`, { method: 'DELETE', headers: admin })).status).toBe(204);
+    expect(((await created.json()) as { readiness: { ready: boolean } }).readiness.ready).toBe(true);
 
     const callerBrowser = await launchChromium(['--use-fake-ui-for-media-stream', '--use-fake-device-for-media-stream', '--autoplay-policy=no-user-gesture-required']);
     try {
       const page = await callerBrowser.newPage();
       await signInAsAdmin(page);
-      await page.getByRole('button', { name: 'Talk to Lost key desk' }).click();
+      await page.getByRole('button', { name: 'Talk to Lost model desk' }).click();
       await page.getByRole('button', { name: 'Start call' }).click();
       // The reason the call recorded, not a socket close code; the meters are off.
       const end = page.getByTestId('talk-end');
-      await end.getByText('Error (engines unavailable): the secret "desk-llm-key" does not exist in this organization').waitFor({ timeout: 20_000 });
+      await end.getByText(/^Error \(realtime connect failed\): /).waitFor({ timeout: 30_000 });
       await expect(page.getByTestId('talk-state').textContent()).resolves.toBe('failed');
       await expect(page.getByTestId('agent-level').textContent()).resolves.toContain('off');
       await screenshot(page, 'talk-error');
       await end.getByRole('link', { name: "See the call's page" }).click();
-      await page.getByTestId('call-failure').getByText('the secret "desk-llm-key" does not exist').waitFor();
+      await page.getByTestId('call-failure').getByText(/realtime connect failed/).waitFor();
       await page.getByTestId('call-status').filter({ hasText: 'error — agent error (agent_error)' }).waitFor();
-      await expect(page.getByTestId('events').locator('tr.error[data-event-type="error"] summary').textContent()).resolves.toMatch(/^Error \(engines unavailable\): /);
+      await expect(page.getByTestId('events').locator('tr.error[data-event-type="error"] summary').textContent()).resolves.toMatch(/^Error \(realtime connect failed\): /);
       // In the list it is an error, not "completed".
       const callId = page.url().split('/').at(-1) as string;
       await page.getByRole('link', { name: 'Calls', exact: true }).click();
       const row = page.locator(`tr[data-call-id="${callId}"]`);
       await row.locator('[data-column="status"]').getByText('error', { exact: true }).waitFor();
       await expect(row.locator('[data-column="end-reason"]').textContent()).resolves.toBe('agent error');
-      await expect(row.locator('[data-column="agent"]').textContent()).resolves.toBe('Lost key desk');
+      await expect(row.locator('[data-column="agent"]').textContent()).resolves.toBe('Lost model desk');
       await row.locator('[data-column="cost"]').getByText(MONEY_TOTAL).waitFor({ timeout: 15_000 });
       await screenshot(page, 'calls');
     } finally {
@@ -640,8 +632,7 @@ describe('the console in Chromium: first-run link, agents form, read-only key (e
     }
   });
 
-  // Needs the agents API's readiness (AGENT_READINESS_API above); until then the console takes every agent as ready.
-  (AGENT_READINESS_API ? it : it.skip)('shows why an agent is not ready: a badge in the list, its problems on its page, and Talk says why instead of calling', async () => {
+  it('shows why an agent is not ready: a badge in the list, its problems on its page, and Talk says why instead of calling', async () => {
     expect(adminKey).toMatch(/^sk_live_/);
     const admin = { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' };
     // OpenAI's own endpoint and no key: this server has no OPENAI_API_KEY and the agent names no secret.
