@@ -46,6 +46,7 @@ const SLOW_UNIT_SPECS = [
   'decoder-llm.stand-in.spec.ts',
   'build-stand-in-models.spec.ts',
   'models.command.spec.ts',
+  'local-llm-pull.spec.ts',
   // Flite compiled to WebAssembly, instantiated per test
   'flite-tts.spec.ts',
   'memory-wasi.spec.ts',

@@ -5,13 +5,18 @@
  * `npm run models -- pull` (stand-in Whisper bytes from a local Hub-like server, through the real
  * command) and OPENAI_API_KEY is set, a starter pipeline agent is made, at a first run or at a later
  * start while the organization has none, exactly once. Its config is what the API serves, and a
- * browser call to it is admitted and greets the caller (local Whisper loaded, Flite speaking).
+ * browser call to it is admitted and greets the caller (local Whisper loaded, Flite speaking). With
+ * speech recognition, an LLM and a voice pulled and no key anywhere, the first run makes the "Local
+ * assistant", which answers a browser call on those models alone.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { readWav } from '@switchboard/audio';
 import { freeLoopbackPort } from '@switchboard/testing';
 import { installWhisperStandIn } from '../../apps/cli/src/bench/capacity/whisper-stand-in-install';
+import { placePiperStandIn, pullLlmStandIn, pullWhisperStandIn } from '../../apps/cli/src/models/pull-stand-in.test-support';
+import { eventually } from '../support/eventually';
 import { createScratchDatabase, type ScratchDatabase } from '../support/database';
 import { BuiltServer } from '../support/built-server';
 import { WebCallClient } from '../support/web-call-client';
@@ -20,6 +25,16 @@ jest.setTimeout(300_000);
 
 const LINK_LINE = /first run: open http:\/\/localhost:\d+\/#\/first-run\/([A-Za-z0-9_-]+) to sign in/;
 const OPENAI_API_KEY = 'sk-test-first-run-starter-agent-000000';
+
+/**
+ * A stand-in for the espeak-ng program, which Piper and Kokoro read phonemes from (GPL, installed by
+ * the operator, not on this machine): it answers `--version` and prints fixed IPA for any text.
+ */
+const ESPEAK_STAND_IN = `#!/bin/sh
+if [ "$1" = "--version" ]; then echo "eSpeak NG text-to-speech: stand-in"; exit 0; fi
+cat > /dev/null
+printf 'h_ə_l_ˈoʊ w_ˈɜː_l_d\\n'
+`;
 
 interface AgentSummary {
   id: string;
@@ -188,6 +203,61 @@ describe('first run: the echo agent, and a pipeline agent once there are engines
     // The greeting is spoken before the caller says anything: its audio and its mark arrive.
     await client.waitFor((message) => message.type === 'mark', 30_000);
     expect(client.frames.length).toBeGreaterThan(10);
+    client.sendJson({ type: 'hangup' });
+    await client.closed;
+  });
+  it('with speech recognition, an LLM and a voice pulled and no key: the first run makes the "Local assistant", which answers a browser call', async () => {
+    // The previous test's server holds the port.
+    await stop();
+    const localModels = folder('local-models');
+    expect(await pullWhisperStandIn(localModels, 'small')).toMatchObject({ code: 0 });
+    expect(await pullLlmStandIn(localModels)).toMatchObject({ code: 0 });
+    // The catalog pins the real Piper voice's sha256, which a stand-in cannot match: placed as a pull leaves it.
+    await placePiperStandIn(localModels);
+    const bin = folder('bin');
+    writeFileSync(join(bin, 'espeak-ng'), ESPEAK_STAND_IN);
+    chmodSync(join(bin, 'espeak-ng'), 0o755);
+    const database = await createScratchDatabase('starter');
+    scratch.push(database);
+
+    const running = await start(database, folder('data'), { MODELS_DIR: localModels, PATH: `${bin}:${process.env['PATH'] ?? ''}` });
+    // The sign-in link comes first; the agents' line follows once espeak-ng has been asked whether it runs.
+    await running.waitForOutput('first run: in the console', 30_000);
+    expect(running.output).toContain(
+      'first run: in the console, press Talk next to \\"Echo (talk to yourself)\\" (your own voice back) or \\"Local assistant\\" ' +
+        '(a pipeline agent: local whisper-base.en, local qwen2.5-0.5b-instruct, the local piper-en_US-lessac-medium voice)',
+    );
+    expect(running.output).toContain('on   Local LLM (Qwen2.5): qwen2.5-0.5b-instruct');
+    const apiKey = await claimKey(running.output);
+    const assistant = (await agents(apiKey)).find((agent) => agent.engine === 'pipeline');
+    expect(assistant?.name).toBe('Local assistant');
+    const { config } = (await api(apiKey, `/v1/agents/${assistant!.id}`)).body;
+    expect(config).toMatchObject({
+      stt: { provider: 'local', model: 'whisper-base.en' },
+      llm: { provider: 'local', model: 'qwen2.5-0.5b-instruct' },
+      tts: { provider: 'piper', model: 'piper-en_US-lessac-medium' },
+    });
+    expect(JSON.stringify(config)).not.toMatch(/apiKey/);
+
+    const admitted = await api(apiKey, `/v1/agents/${assistant!.id}/web-calls`, 'POST', {});
+    expect(admitted.status).toBe(201);
+    const callId = admitted.body.callId as string;
+    const client = new WebCallClient(`ws://127.0.0.1:${port}/v1/web-calls`);
+    await client.opened;
+    client.start(callId, admitted.body.token as string);
+    await client.waitFor((message) => message.type === 'started', 20_000);
+    // The greeting, spoken by the pulled voice, has played before the caller speaks.
+    await client.waitFor((message) => message.type === 'mark', 30_000);
+    const greetingFrames = client.frames.length;
+    const question = readWav(new Uint8Array(readFileSync(join(__dirname, '..', 'fixtures', 'speech', 'hours.16k.wav'))));
+    await client.stream(question.samples, 800);
+
+    // Heard by local Whisper, answered by the local LLM, spoken by the local voice: an answer turn
+    // in the call's transcript, and its audio after the greeting's.
+    const answered = (body: any) => (body.transcript ?? []).some((turn: { role: string; source?: string; text: string }) => turn.role === 'assistant' && turn.source !== 'first_message' && turn.text.trim() !== '');
+    const detail = await eventually(async () => (await api(apiKey, `/v1/calls/${callId}`)).body, answered, 90_000);
+    expect(detail.transcript.find((turn: { role: string }) => turn.role === 'user')).toBeDefined();
+    await eventually(() => Promise.resolve(client.frames.length), (frames) => frames > greetingFrames, 30_000);
     client.sendJson({ type: 'hangup' });
     await client.closed;
   });

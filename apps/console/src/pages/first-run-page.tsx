@@ -95,7 +95,8 @@ export function FirstRunPage() {
                 {!agents.some((agent) => agent.engine === 'pipeline') && (
                   <p>
                     For an agent that listens and answers (a <code>pipeline</code> agent), set <code>OPENAI_API_KEY</code> (or store your key with{' '}
-                    <code>npm run secrets -- set openai-api-key</code>) and restart the server: it then makes one. <code>npm run models -- pull whisper-base.en</code> makes its speech recognition local. The server's log says what is missing.
+                    <code>npm run secrets -- set openai-api-key</code>) and restart the server: it then makes one. <code>npm run models -- pull whisper-base.en</code> makes its speech recognition local; with{' '}
+                    <code>npm run models -- pull qwen2.5-0.5b-instruct</code> too, the restart makes a <strong>Local assistant</strong> that needs no key. The server's log says what is missing.
                   </p>
                 )}
               </div>

@@ -1,6 +1,7 @@
 import { Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '@switchboard/config';
 import { AgentRepository, ApiKeyRepository, PhoneNumberRepository, type InputJsonValue } from '@switchboard/persistence';
+import { EspeakProcessPhonemizer, type ModelStatus } from '@switchboard/inference';
 import { PinoLogger } from 'nestjs-pino';
 import { AgentConfigValidator } from '../agents-api/agent-config-validation';
 import { ClusterLink } from '../cluster/cluster-link';
@@ -8,7 +9,7 @@ import { FirstRunSignInService } from '../console/first-run-sign-in.service';
 import { InferenceService } from '../inference/inference.service';
 import { BootstrapOrganization, DEFAULT_ORGANIZATION_NAME } from '../twilio/accounts/bootstrap-organization';
 import { SecretsService } from '../secrets/secrets.service';
-import { planStarterAgent, STARTER_OPENAI_SECRET_NAME, starterEngineSources, type StarterAgentPlan } from './starter-agents';
+import { planStarterAgent, STARTER_LOCAL_VOICES, STARTER_OPENAI_SECRET_NAME, starterEngineSources, type StarterAgentPlan } from './starter-agents';
 
 export { DEFAULT_ORGANIZATION_NAME };
 export const ECHO_AGENT_NAME = 'Echo (loopback test agent)';
@@ -23,7 +24,8 @@ const AGENT_PAGE = 100;
  * agent bound to ECHO_AGENT_NUMBER. Without ADMIN_API_KEY (the console's first-run path) it also
  * makes a starter pipeline agent once the deployment has engines for one (pulled local models or
  * OPENAI_API_KEY, or an OpenAI key stored in its vault as openai-api-key), at the first start or any later
- * one while the organization has no pipeline agent.
+ * one while the organization has no pipeline agent: with pulled speech recognition and a pulled LLM it
+ * is the "Local assistant", which needs no key.
  * Idempotent, so it runs on every start.
  */
 @Injectable()
@@ -101,11 +103,18 @@ export class BootstrapService implements OnApplicationBootstrap {
   private async starterPlan(organizationId: string): Promise<StarterAgentPlan> {
     const stored = (await this.secrets.existingNames(organizationId, [STARTER_OPENAI_SECRET_NAME])).has(STARTER_OPENAI_SECRET_NAME);
     try {
-      return planStarterAgent(starterEngineSources(await this.inference.models.status(), process.env, stored));
+      const statuses = await this.inference.models.status();
+      return planStarterAgent(starterEngineSources(statuses, process.env, stored, await this.espeakRunsFor(statuses)));
     } catch (error) {
       this.logger.warn({ err: error }, 'could not read the models folder; the starter pipeline agent uses remote engines only');
       return planStarterAgent(starterEngineSources([], process.env, stored));
     }
+  }
+
+  /** Whether espeak-ng runs here, asked only when a neural voice (which reads phonemes from it) is pulled. */
+  private async espeakRunsFor(statuses: readonly ModelStatus[]): Promise<boolean> {
+    const voicePulled = statuses.some((status) => status.state === 'installed' && STARTER_LOCAL_VOICES.some((voice) => voice.model === status.name));
+    return voicePulled && (await EspeakProcessPhonemizer.isAvailable());
   }
 
   private async hasPipelineAgent(organizationId: string): Promise<boolean> {

@@ -58,7 +58,7 @@ describe('the starter pipeline agent made at first run', () => {
     expect(both.kind === 'agent' && both.config.llm).toMatchObject({ apiKeyEnv: 'OPENAI_API_KEY' });
   });
 
-  it('prefers local models: local Whisper with the key, and "Assistant (local models)" when an LLM is local too', () => {
+  it('prefers local models: local Whisper with the key, and "Local assistant" when an LLM is local too', () => {
     const mixed = planStarterAgent({ localAsrModel: 'whisper-tiny.en', openAiKey: true });
     if (mixed.kind !== 'agent') throw new Error('expected an agent');
     expect(mixed.name).toBe('Assistant (OpenAI)');
@@ -67,7 +67,42 @@ describe('the starter pipeline agent made at first run', () => {
 
     const local = planStarterAgent({ localAsrModel: 'whisper-base.en', localLlmModel: 'some-llm', openAiKey: true });
     if (local.kind !== 'agent') throw new Error('expected an agent');
-    expect(local.name).toBe('Assistant (local models)');
-    expect(parseAgentConfig(local.config).llm).toMatchObject({ provider: 'local', model: 'some-llm' });
+    expect(local.name).toBe('Local assistant');
+    expect(parseAgentConfig(local.config).llm).toMatchObject({ provider: 'local', model: 'some-llm', temperature: 0.7 });
+  });
+
+  it('pulled speech recognition, LLM and voice, with espeak-ng: a "Local assistant" on them all, no key anywhere', () => {
+    const statuses = [
+      status('whisper-base.en', 'asr', 'installed'),
+      status('qwen2.5-0.5b-instruct', 'llm', 'installed'),
+      status('kokoro-82m-v1.0', 'tts', 'installed'),
+      status('piper-en_US-lessac-medium', 'tts', 'installed'),
+    ];
+    const sources = starterEngineSources(statuses, {}, false, true);
+    expect(sources.localVoice).toEqual({ provider: 'piper', model: 'piper-en_US-lessac-medium' });
+    const plan = planStarterAgent(sources);
+    if (plan.kind !== 'agent') throw new Error('expected an agent');
+    expect(plan.name).toBe('Local assistant');
+    expect(plan.engines).toBe('local whisper-base.en, local qwen2.5-0.5b-instruct, the local piper-en_US-lessac-medium voice');
+    const config = parseAgentConfig(plan.config);
+    expect(config.stt).toEqual({ provider: 'local', model: 'whisper-base.en' });
+    expect(config.llm).toEqual({ provider: 'local', model: 'qwen2.5-0.5b-instruct', temperature: 0.7 });
+    expect(config.tts).toEqual({ provider: 'piper', model: 'piper-en_US-lessac-medium' });
+    expect(JSON.stringify(plan.config)).not.toMatch(/apiKey/);
+  });
+
+  it('a pulled voice without espeak-ng: Flite speaks, and the description says what the voice needs', () => {
+    const statuses = [status('whisper-base.en', 'asr', 'installed'), status('qwen2.5-0.5b-instruct', 'llm', 'installed'), status('kokoro-82m-v1.0', 'tts', 'installed')];
+    const plan = planStarterAgent(starterEngineSources(statuses, {}, false, false));
+    if (plan.kind !== 'agent') throw new Error('expected an agent');
+    expect(parseAgentConfig(plan.config).tts.provider).toBe('flite');
+    expect(plan.engines).toMatch(/the built-in Flite voice \(kokoro-82m-v1\.0 is pulled but speaks only with espeak-ng installed: apt-get install espeak-ng/);
+  });
+
+  it('says which pull makes a keyless agent: the LLM after speech recognition, speech recognition after the LLM', () => {
+    const asrOnly = planStarterAgent({ localAsrModel: 'whisper-base.en', openAiKey: false });
+    expect(asrOnly.kind === 'missing' && asrOnly.hint).toContain('`npm run models -- pull qwen2.5-0.5b-instruct` and restart for a "Local assistant" that needs no key');
+    const llmOnly = planStarterAgent({ localLlmModel: 'qwen2.5-0.5b-instruct', openAiKey: false });
+    expect(llmOnly.kind === 'missing' && llmOnly.hint).toMatch(/a local LLM \(qwen2\.5-0\.5b-instruct\) is installed, but a pipeline agent also needs speech recognition: `npm run models -- pull whisper-base\.en`/);
   });
 });

@@ -32,8 +32,8 @@ export interface HubCatalogEntry {
   name: string;
   task: ModelTask;
   description: string;
-  /** Sample rate the model consumes (ASR, VAD, end-of-turn) or produces (TTS), in Hz. */
-  sampleRate: number;
+  /** Sample rate the model consumes (ASR, VAD, end-of-turn) or produces (TTS), in Hz; absent for a text model (LLM). */
+  sampleRate?: number;
   licence: ModelLicence;
   source: {
     repo: string;

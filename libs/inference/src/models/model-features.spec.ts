@@ -46,6 +46,7 @@ describe('describeModelFeatures (the server start-up report)', () => {
       '  off  Local speech recognition (Whisper, Moonshine): agents must use a remote transcription API. Turn on: npm run models -- pull whisper-base.en',
       '  off  Local neural voice (Kokoro): agents use Flite, Piper or a remote voice. Turn on: npm run models -- pull kokoro-82m-v1.0',
       '  off  Local neural voice (Piper): agents use Flite, Kokoro or a remote voice. Turn on: npm run models -- pull piper-en_US-lessac-medium',
+      '  off  Local LLM (Qwen2.5): agents need an OpenAI-compatible LLM: a provider key, or Ollama, llama.cpp or vLLM on this machine. Turn on: npm run models -- pull qwen2.5-0.5b-instruct',
       '  off  End-of-turn model (Smart Turn): turns end on VAD silence timing alone. Turn on: npm run models -- pull smart-turn-v3.2',
     ]);
   });

@@ -22,6 +22,12 @@ export const MODEL_FEATURES: readonly ModelFeature[] = [
   { id: 'kokoro-voice', label: 'Local neural voice (Kokoro)', models: ['kokoro-82m-v1.0'], whenOff: 'agents use Flite, Piper or a remote voice' },
   { id: 'piper-voice', label: 'Local neural voice (Piper)', models: ['piper-en_US-lessac-medium'], whenOff: 'agents use Flite, Kokoro or a remote voice' },
   {
+    id: 'local-llm',
+    label: 'Local LLM (Qwen2.5)',
+    models: ['qwen2.5-0.5b-instruct'],
+    whenOff: 'agents need an OpenAI-compatible LLM: a provider key, or Ollama, llama.cpp or vLLM on this machine',
+  },
+  {
     id: 'end-of-turn',
     label: 'End-of-turn model (Smart Turn)',
     models: ['smart-turn-v3.2'],

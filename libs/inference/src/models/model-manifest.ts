@@ -17,7 +17,8 @@ const manifestSchema = z.object({
   name: z.string().refine(isValidModelName, 'not a valid model name'),
   task: z.enum(['vad', 'asr', 'tts', 'end-of-turn', 'llm']),
   description: z.string().optional(),
-  sampleRate: z.number().int().positive(),
+  // Absent for a text model (LLM).
+  sampleRate: z.number().int().positive().optional(),
   licence: z.object({ spdx: z.string().min(1), url: z.string().min(1), note: z.string().optional() }),
   source: z.object({ repo: z.string().min(1), revision: z.string().min(1), url: z.string().min(1) }),
   files: z

@@ -122,7 +122,7 @@ export async function pullModel(registry: ModelRegistry, name: string, options: 
     name,
     task: entry.task,
     description: entry.description,
-    sampleRate: entry.sampleRate,
+    ...(entry.sampleRate === undefined ? {} : { sampleRate: entry.sampleRate }),
     licence: { ...entry.licence },
     source: { repo: entry.source.repo, revision: entry.source.revision, url: hubTreeUrl(endpoint, entry.source.repo, entry.source.revision) },
     files,
