@@ -2,9 +2,13 @@ import 'reflect-metadata';
 import cluster from 'node:cluster';
 import type { INestApplication } from '@nestjs/common';
 import { ConfigValidationError, loadAppConfig, type AppConfig } from '@switchboard/config';
+import { ClusterLink } from './cluster/cluster-link';
 import { ClusterPrimary } from './cluster/cluster-primary';
 import { SHARED_EMBEDDED_DATABASE_ENV } from './cluster/cluster-messages';
+import { FirstRunSignInService } from './console/first-run-sign-in.service';
 import { redactUrls } from './logging/log-redaction';
+import { useLoggerInPrimary } from './logging/primary-logger';
+import { StartupLogGate } from './logging/startup-log-gate';
 import { drainAllowanceMs } from './server-drain/drain-allowance';
 import { DrainCoordinator } from './server-drain/drain-coordinator';
 import { createServerApp } from './server-app';
@@ -26,7 +30,7 @@ async function main(): Promise<void> {
   }
   if (cluster.isPrimary && config.workers > 1) {
     boundShutdown(config, PRIMARY_SHUTDOWN_MARGIN_MS);
-    await new ClusterPrimary(config).start();
+    await new ClusterPrimary(config, useLoggerInPrimary(config)).start();
     return;
   }
   const sharedEmbeddedUrl = cluster.isWorker ? process.env[SHARED_EMBEDDED_DATABASE_ENV] : undefined;
@@ -34,6 +38,10 @@ async function main(): Promise<void> {
   boundShutdown(config, 0);
   const app = await createServerApp(config);
   await app.listen(config.port, '0.0.0.0');
+  app.get(StartupLogGate).open();
+  // The last line of a start says where the console is (or gives the first-run sign-in link): in a
+  // cluster once every worker listens, after the primary said so.
+  app.get(ClusterLink).whenClusterListening(() => app.get(FirstRunSignInService).announce());
   process.once('SIGTERM', () => void drainThenClose(app, config));
 }
 
