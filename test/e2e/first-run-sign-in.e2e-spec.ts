@@ -1,6 +1,6 @@
 /**
  * First run as a newcomer meets it: `npm start` with no ADMIN_API_KEY (the server as its own
- * process, two workers, embedded database) prints one line with a one-time console link. The link
+ * process, two workers, embedded database) ends its start with one line giving a one-time console link. The link
  * yields the organization's admin key once; a second use, or a forged token, is refused; after a
  * restart with the key in place no link is printed.
  */
@@ -47,10 +47,13 @@ describe('first run without ADMIN_API_KEY: a one-time console sign-in link (e2e,
 
   it('prints one link, which gives the admin key once; then a restart prints none', async () => {
     const first = await start('2');
-    // Both workers are up (healthy answers from either); the link is printed by the first only.
+    // Both workers are up (healthy answers from either); the link is printed by the first only,
+    // once the primary has said that every worker listens: the last line of the start.
     await first.waitForOutput('2 workers listening', 60_000);
+    await first.waitForOutput(LINK_LINE, 30_000);
     const links = [...first.output.matchAll(LINK_LINE)];
     expect(links).toHaveLength(1);
+    expect(first.output.trimEnd().split('\n').at(-1)).toMatch(LINK_LINE);
     const [, link, token] = links[0] as RegExpMatchArray;
     expect(link).toBe(`http://localhost:${port}/#/first-run/${token}`);
     expect(first.output).toMatch(/TWILIO_AUTH_TOKEN is not set: Twilio routes are off/);

@@ -49,6 +49,9 @@ describe('LOG_FORMAT=auto (e2e, the server in its own process)', () => {
     expect(output).toContain('/v1/agents');
     expect(output.split(/\r?\n/).filter((line) => line.trimStart().startsWith('{"level"'))).toEqual([]);
     expect(output).not.toContain(ADMIN_API_KEY);
+    // With ADMIN_API_KEY set there is no sign-in link, and the start still says where the console is.
+    expect(output).toMatch(/INFO: console: http\S+\/ \(sign in with an admin or read API key\)/);
+    expect(output).not.toMatch(/Mapped \{|context: /);
   });
 
   it('into a pipe: one JSON object a line, the key redacted', async () => {

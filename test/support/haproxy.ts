@@ -1,9 +1,27 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
+import { accessSync, constants } from 'node:fs';
+import { delimiter, join } from 'node:path';
 import { freeLoopbackPort } from '@switchboard/testing';
 
 /** The configuration operators are given (docker/haproxy/haproxy.cfg): the test runs exactly that file. */
 export const SHIPPED_HAPROXY_CONFIG = join(__dirname, '..', '..', 'docker', 'haproxy', 'haproxy.cfg');
+
+/**
+ * Debian's package (`apt-get install haproxy`, done by .ci/run): where it is on PATH, or a failure
+ * that says what to install instead of spawn's "ENOENT".
+ */
+export function haproxyExecutable(path = process.env['PATH'] ?? ''): string {
+  for (const dir of path.split(delimiter).filter(Boolean)) {
+    const candidate = join(dir, 'haproxy');
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // not in this folder
+    }
+  }
+  throw new Error("haproxy is missing (not on PATH): install Debian's haproxy package (apt-get install haproxy), as .ci/run does");
+}
 
 /** What HAProxy's stats say about one backend server ("UP", "DOWN", "MAINT", "UP 1/2", ...). */
 export interface BackendServerState {
@@ -36,7 +54,7 @@ export class HaproxyProcess {
   static async start(backendPorts: readonly [number, number, number]): Promise<HaproxyProcess> {
     const port = await freeLoopbackPort();
     const statsPort = await freeLoopbackPort();
-    const child = spawn('haproxy', ['-db', '-f', SHIPPED_HAPROXY_CONFIG], {
+    const child = spawn(haproxyExecutable(), ['-db', '-f', SHIPPED_HAPROXY_CONFIG], {
       env: {
         ...process.env,
         SWITCHBOARD_BIND: `127.0.0.1:${port}`,

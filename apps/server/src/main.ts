@@ -1,13 +1,11 @@
 import 'reflect-metadata';
 import cluster from 'node:cluster';
-import type { INestApplication } from '@nestjs/common';
 import { ConfigValidationError, loadAppConfig, type AppConfig } from '@switchboard/config';
 import { ClusterPrimary } from './cluster/cluster-primary';
 import { SHARED_EMBEDDED_DATABASE_ENV } from './cluster/cluster-messages';
 import { redactUrls } from './logging/log-redaction';
+import { useLoggerInPrimary } from './logging/primary-logger';
 import { drainAllowanceMs } from './server-drain/drain-allowance';
-import { DrainCoordinator } from './server-drain/drain-coordinator';
-import { createServerApp } from './server-app';
 
 /** The primary waits for its workers' own bounded shutdown, then a little longer, then gives up. */
 const PRIMARY_SHUTDOWN_MARGIN_MS = 10_000;
@@ -26,29 +24,16 @@ async function main(): Promise<void> {
   }
   if (cluster.isPrimary && config.workers > 1) {
     boundShutdown(config, PRIMARY_SHUTDOWN_MARGIN_MS);
-    await new ClusterPrimary(config).start();
+    await new ClusterPrimary(config, useLoggerInPrimary(config)).start();
     return;
   }
   const sharedEmbeddedUrl = cluster.isWorker ? process.env[SHARED_EMBEDDED_DATABASE_ENV] : undefined;
   if (sharedEmbeddedUrl !== undefined) config = { ...config, database: { ...config.database, sharedEmbeddedUrl } };
   boundShutdown(config, 0);
-  const app = await createServerApp(config);
-  await app.listen(config.port, '0.0.0.0');
-  process.once('SIGTERM', () => void drainThenClose(app, config));
-}
-
-/**
- * SIGTERM: drain (readiness 503, no new work claimed, live calls finish or hear DRAIN_MESSAGE at the
- * bound), then the same shutdown as SIGINT. DRAIN_TIMEOUT_S=0 skips the drain.
- */
-async function drainThenClose(app: INestApplication, config: AppConfig): Promise<void> {
-  try {
-    if (config.drain.timeoutMs > 0) await app.get(DrainCoordinator).drain();
-  } catch (error) {
-    process.stderr.write(`switchboard: the drain failed, shutting down now: ${error instanceof Error ? error.message : String(error)}\n`);
-  }
-  await app.close();
-  process.exit(0);
+  // Loaded here, not above: the application's modules take seconds to load, which a cluster
+  // primary (it serves no requests) would spend before forking its first worker.
+  const { serve } = await import('./server-process');
+  await serve(config);
 }
 
 /**

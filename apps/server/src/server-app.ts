@@ -2,12 +2,12 @@ import { NestFactory } from '@nestjs/core';
 import { json } from 'express';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import type { AppConfig } from '@switchboard/config';
-import { Logger } from 'nestjs-pino';
 import type { DestinationStream } from 'pino';
 import { SCENARIO_SUITE_BODY_LIMIT, SCENARIO_SUITE_ROUTE } from './agent-tests/scenario-suite.schema';
 import { AppModule } from './app.module';
 import { CAMPAIGN_BODY_LIMIT, CAMPAIGNS_ROUTE } from './campaigns/campaign-requests.schema';
 import { serveConsole } from './console/console-static';
+import { NestLogLevels } from './logging/nest-log-levels';
 import { MediaUpgradeVerifier } from './twilio/media-stream/media-upgrade.verifier';
 import { serveOpenApiDocument } from './openapi/openapi-document';
 import { TwilioMediaWsAdapter } from './twilio/media-stream/twilio-media-ws.adapter';
@@ -22,7 +22,7 @@ export async function createServerApp(config: AppConfig, options: { logDestinati
     // Our own parsers: Twilio posts flat form fields, so `extended: false` keeps names literal.
     bodyParser: false,
   });
-  app.useLogger(app.get(Logger));
+  app.useLogger(app.get(NestLogLevels));
   // Behind a load balancer every request comes from its address: TRUST_PROXY names the proxies whose
   // X-Forwarded-For says who the client is (the anonymous rate limit is per client address).
   if (config.trustProxy !== undefined) app.set('trust proxy', config.trustProxy);

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { Logger } from '@nestjs/common';
 import { EmbeddedPostgres, startEmbeddedPostgres } from './embedded-postgres';
-import { applyMigrations, redactConnectionStrings } from './migrations';
+import { applyMigrations, redactConnectionStrings, type MigrationResult } from './migrations';
 import type { WebhookOutboxOptions } from './webhooks/webhook-outbox';
 import { DEFAULT_SESSION_BOUNDS, type SessionBounds } from './bounded-pg-adapter';
 
@@ -73,8 +73,8 @@ export async function openDatabaseConnection(
   }
 
   if (options.migrate ?? true) {
-    const { durationMs } = await applyMigrations(options.databaseUrl);
-    logger.log(`Migrations applied to ${redactConnectionStrings(options.databaseUrl)} in ${durationMs} ms`);
+    const result = await applyMigrations(options.databaseUrl);
+    logger.log(`${migrationsLine(result)} (${redactConnectionStrings(options.databaseUrl)})`);
   }
   return {
     connectionString: options.databaseUrl,
@@ -97,11 +97,14 @@ export async function serveEmbeddedDatabase(
   const embedded = await startEmbeddedPostgres({ dataDir: join(dataDir, 'pglite'), ...options });
   logger.log(`Embedded PostgreSQL (PGlite) on 127.0.0.1:${embedded.port}, data in ${embedded.dataDir}`);
   try {
-    const { durationMs } = await applyMigrations(embedded.connectionString);
-    logger.log(`Migrations applied in ${durationMs} ms`);
+    logger.log(migrationsLine(await applyMigrations(embedded.connectionString)));
   } catch (error) {
     await embedded.stop();
     throw error;
   }
   return embedded;
+}
+
+function migrationsLine(result: MigrationResult): string {
+  return result.ranCli ? `Migrations applied in ${result.durationMs} ms` : `Migrations: all applied already (checked in ${result.durationMs} ms)`;
 }

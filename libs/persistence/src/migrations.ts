@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { migrationsUpToDate } from './applied-migrations';
 import { PersistenceError } from './persistence.errors';
 
 export interface ApplyMigrationsOptions {
@@ -12,6 +13,8 @@ export interface ApplyMigrationsOptions {
 
 export interface MigrationResult {
   durationMs: number;
+  /** False when every migration was applied already, so the CLI was not run (applied-migrations.ts). */
+  ranCli: boolean;
 }
 
 const DEFAULT_TIMEOUT_MS = 180_000;
@@ -31,15 +34,16 @@ const EXIT_GRACE_MS = 300;
  * process. The CLI is the only supported way to run Prisma migrations; it must be a child
  * process rather than a blocking call because the embedded database may be served from this
  * very process' event loop. Already-applied migrations are skipped, so this is safe on every
- * boot.
+ * boot; when all of them are, the CLI is not run at all (a restart's usual case).
  */
 export async function applyMigrations(
   connectionString: string,
   options: ApplyMigrationsOptions = {},
 ): Promise<MigrationResult> {
   const projectRoot = options.projectRoot ?? findProjectRoot();
-  const cliPath = resolvePrismaCli(projectRoot);
   const startedAt = Date.now();
+  if (await migrationsUpToDate(connectionString, projectRoot)) return { durationMs: Date.now() - startedAt, ranCli: false };
+  const cliPath = resolvePrismaCli(projectRoot);
   const { exitCode, output, timedOut, finishedByMarker } = await runCli(
     cliPath,
     ['migrate', 'deploy', '--config', join(projectRoot, 'prisma.config.ts')],
@@ -56,7 +60,7 @@ export async function applyMigrations(
       doneMarker: DEPLOY_DONE_MARKER,
     },
   );
-  if ((exitCode === 0 || finishedByMarker) && !timedOut) return { durationMs: Date.now() - startedAt };
+  if ((exitCode === 0 || finishedByMarker) && !timedOut) return { durationMs: Date.now() - startedAt, ranCli: true };
 
   const excerpt = redactConnectionStrings(output, connectionString).trim().slice(-OUTPUT_EXCERPT_CHARS);
   const reason = timedOut ? `timed out after ${options.timeoutMs ?? DEFAULT_TIMEOUT_MS} ms` : `exit code ${exitCode}`;

@@ -1,6 +1,8 @@
-import { readdirSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
+import { migrationsUpToDate } from '../../../libs/persistence/src/applied-migrations';
 import { Prisma } from '../../../libs/persistence/src/generated/prisma/client';
 import { applyMigrations } from '../../../libs/persistence/src/migrations';
 import { PersistenceError } from '../../../libs/persistence/src/persistence.errors';
@@ -32,6 +34,7 @@ describe('applyMigrations()', () => {
 
   it('applies every committed migration to an empty database, and is a no-op the second time', async () => {
     const result = await applyMigrations(scratch.url, { projectRoot: PROJECT_ROOT });
+    expect(result).toMatchObject({ ranCli: true });
     expect(result.durationMs).toBeGreaterThan(0);
 
     const client = new Client({ connectionString: scratch.url });
@@ -114,12 +117,49 @@ describe('applyMigrations()', () => {
         ),
       ).rejects.toThrow(/calls_twilio_account_sid_check/);
 
-      await applyMigrations(scratch.url, { projectRoot: PROJECT_ROOT });
+      // Everything is applied: the CLI is not even run (a restart's usual case).
+      expect(await applyMigrations(scratch.url, { projectRoot: PROJECT_ROOT })).toMatchObject({ ranCli: false });
       const again = await client.query('SELECT count(*)::int AS n FROM _prisma_migrations');
       expect(again.rows[0].n).toBe(MIGRATION_NAMES.length);
     } finally {
       await client.end();
     }
+  });
+
+  it('leaves the decision to the CLI for a new migration, a half-applied one, or a database without the table', async () => {
+    expect(await migrationsUpToDate(scratch.url, PROJECT_ROOT)).toBe(true);
+
+    // The checkout one migration ahead of the database (only the folder names and files are read).
+    const aheadRoot = mkdtempSync(join(tmpdir(), 'switchboard-migrations-ahead-'));
+    try {
+      cpSync(join(PROJECT_ROOT, 'prisma', 'migrations'), join(aheadRoot, 'prisma', 'migrations'), { recursive: true });
+      mkdirSync(join(aheadRoot, 'prisma', 'migrations', '29991231000000_next'));
+      writeFileSync(join(aheadRoot, 'prisma', 'migrations', '29991231000000_next', 'migration.sql'), 'SELECT 1;\n');
+      expect(await migrationsUpToDate(scratch.url, aheadRoot)).toBe(false);
+    } finally {
+      rmSync(aheadRoot, { recursive: true, force: true });
+    }
+
+    const client = new Client({ connectionString: scratch.url });
+    await client.connect();
+    try {
+      // What a migration that failed half-way leaves: a row neither finished nor rolled back.
+      await client.query(
+        "INSERT INTO _prisma_migrations (id, checksum, migration_name, started_at, applied_steps_count) VALUES ('half-applied', 'x', '29991231000000_half', now(), 0)",
+      );
+      expect(await migrationsUpToDate(scratch.url, PROJECT_ROOT)).toBe(false);
+      await client.query("DELETE FROM _prisma_migrations WHERE id = 'half-applied'");
+    } finally {
+      await client.end();
+    }
+
+    const empty = await createScratchDatabase('migrations-empty');
+    try {
+      expect(await migrationsUpToDate(empty.url, PROJECT_ROOT)).toBe(false);
+    } finally {
+      await empty.drop();
+    }
+    expect(await migrationsUpToDate(`${scratch.url}${scratch.url.includes('?') ? '&' : '?'}schema=other`, PROJECT_ROOT)).toBe(false);
   });
 
   it('the generated client reads every model from the migrated database (no schema/migration drift)', async () => {

@@ -20,7 +20,8 @@ const AGENT_PAGE = 100;
 
 /**
  * First-run set-up from the environment: the default organization, its admin key from
- * ADMIN_API_KEY (stored hashed) or else a one-time console sign-in link, and optionally an echo
+ * ADMIN_API_KEY (stored hashed) or else a one-time console sign-in link (either way the start's
+ * last line says where the console is: main.ts prints it once listening), and optionally an echo
  * agent bound to ECHO_AGENT_NUMBER. Without ADMIN_API_KEY (the console's first-run path) it also
  * makes a starter pipeline agent once the deployment has engines for one (pulled local models or
  * OPENAI_API_KEY, or an OpenAI key stored in its vault as openai-api-key), at the first start or any later
@@ -48,17 +49,18 @@ export class BootstrapService implements OnApplicationBootstrap {
 
   async onApplicationBootstrap(): Promise<void> {
     const organization = { id: await this.bootstrap.organizationId() };
-    if (this.config.adminApiKey) {
-      await this.apiKeys.upsertBootstrapKey(organization.id, this.config.adminApiKey);
-    } else if (this.cluster.workerId === undefined || this.cluster.workerId === 1) {
-      // Only the first worker of a cluster: the others start after it and would each print (and
-      // retire) a link of their own.
-      const link = await this.firstRun.announce(organization.id);
-      const firstRun = link !== undefined && (await this.agents.list({ organizationId: organization.id, limit: 1 })).items.length === 0;
-      if (firstRun) {
-        await this.agents.create({ organizationId: organization.id, name: FIRST_RUN_AGENT_NAME, engine: 'echo', config: {} });
+    if (this.config.adminApiKey) await this.apiKeys.upsertBootstrapKey(organization.id, this.config.adminApiKey);
+    // Only the first worker of a cluster: the others start after it and would each print (and
+    // retire) a link of their own.
+    if (this.cluster.workerId === undefined || this.cluster.workerId === 1) {
+      const link = await this.firstRun.prepareAnnouncement(organization.id);
+      if (!this.config.adminApiKey) {
+        const firstRun = link !== undefined && (await this.agents.list({ organizationId: organization.id, limit: 1 })).items.length === 0;
+        if (firstRun) {
+          await this.agents.create({ organizationId: organization.id, name: FIRST_RUN_AGENT_NAME, engine: 'echo', config: {} });
+        }
+        await this.ensureStarterAgent(organization.id, firstRun);
       }
-      await this.ensureStarterAgent(organization.id, firstRun);
     }
     if (!this.config.twilio.authToken) {
       this.logger.warn('TWILIO_AUTH_TOKEN is not set: Twilio routes are off (every Twilio webhook and media socket is refused with 403); the console and the API work');

@@ -17,11 +17,14 @@ export class ClusterLink implements OnModuleDestroy {
   private readonly callNoteHandlers: Array<(note: CallNote) => void> = [];
   private readonly pendingMetrics = new Map<number, (response: { text?: string; error?: string }) => void>();
   private nextRequestId = 0;
+  private clusterListening = false;
+  private readonly listeningHandlers: Array<() => void> = [];
   private readonly onMessage = (message: unknown): void => {
     if (!isSwitchboardMessage(message)) return;
     const received = message as PrimaryToWorker;
     if (received.type === 'switchboard:call-note') for (const handler of this.callNoteHandlers) handler(received);
     else if (received.type === 'switchboard:metrics-response') this.pendingMetrics.get(received.requestId)?.(received);
+    else if (received.type === 'switchboard:cluster-listening') this.markClusterListening();
   };
 
   constructor() {
@@ -39,6 +42,21 @@ export class ClusterLink implements OnModuleDestroy {
 
   onCallNote(handler: (note: CallNote) => void): void {
     this.callNoteHandlers.push(handler);
+  }
+
+  /**
+   * Runs `handler` once every worker of the start listens, as the primary says (also when it said
+   * so before this call); outside a cluster at once. A worker started later to replace one that
+   * died is never told.
+   */
+  whenClusterListening(handler: () => void): void {
+    if (!this.inCluster || this.clusterListening) handler();
+    else this.listeningHandlers.push(handler);
+  }
+
+  private markClusterListening(): void {
+    this.clusterListening = true;
+    for (const handler of this.listeningHandlers.splice(0)) handler();
   }
 
   /** Every worker's metrics in Prometheus text, each series labelled with its worker. */

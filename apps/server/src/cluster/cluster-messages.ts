@@ -27,8 +27,13 @@ export interface CallNote {
   answeredBy: string;
 }
 
+/** Every worker of the start listens (sent once, to the workers then running). */
+export interface ClusterListening {
+  type: 'switchboard:cluster-listening';
+}
+
 export type WorkerToPrimary = MetricsRequest | CallNote;
-export type PrimaryToWorker = MetricsResponse | CallNote;
+export type PrimaryToWorker = MetricsResponse | CallNote | ClusterListening;
 
 export function isSwitchboardMessage(message: unknown): message is WorkerToPrimary | PrimaryToWorker {
   const type = (message as { type?: unknown } | null)?.type;

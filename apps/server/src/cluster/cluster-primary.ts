@@ -3,7 +3,7 @@ import type { AppConfig } from '@switchboard/config';
 import { EMBEDDED_DEFAULT_MAX_CONNECTIONS, serveEmbeddedDatabase, type EmbeddedPostgres } from '@switchboard/persistence';
 import { AggregatorRegistry } from 'prom-client';
 import { drainAllowanceMs } from '../server-drain/drain-allowance';
-import { isSwitchboardMessage, SHARED_EMBEDDED_DATABASE_ENV, type MetricsResponse, type WorkerToPrimary } from './cluster-messages';
+import { isSwitchboardMessage, SHARED_EMBEDDED_DATABASE_ENV, type ClusterListening, type MetricsResponse, type WorkerToPrimary } from './cluster-messages';
 
 /** A worker that dies is replaced after this long... */
 const RESTART_DELAY_MS = 1000;
@@ -35,6 +35,7 @@ export class ClusterPrimary {
 
   constructor(
     private readonly config: AppConfig,
+    /** main.ts passes the server's logger (logging/primary-logger.ts). */
     private readonly log: Log = (line) => process.stderr.write(`switchboard primary: ${line}\n`),
   ) {}
 
@@ -58,6 +59,10 @@ export class ClusterPrimary {
     }
     cluster.on('exit', (worker, code, signal) => this.onWorkerExit(worker, code, signal));
     this.log(`${this.config.workers} workers listening on port ${this.config.port} (pid ${process.pid} is the primary)`);
+    // After the line above: the first worker's answer (where the console is) is the start's last line.
+    for (const worker of Object.values(cluster.workers ?? {})) {
+      if (worker?.isConnected()) worker.send({ type: 'switchboard:cluster-listening' } satisfies ClusterListening);
+    }
   }
 
   /** Stops every worker (each ends its calls and flushes), then the embedded database; exits the process. */

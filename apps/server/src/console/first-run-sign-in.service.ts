@@ -18,12 +18,14 @@ export interface ClaimedFirstRunKey {
 }
 
 /**
- * First run without ADMIN_API_KEY: instead of a server every /v1 route refuses, the log gets one
- * line with a one-time console link. Opening it creates the organization's admin key and shows it
+ * First run without ADMIN_API_KEY: instead of a server every /v1 route refuses, the log's last
+ * start-up line is a one-time console link. Opening it creates the organization's admin key and shows it
  * once; the link is then spent. Only hashes are stored (of the link token and of the key).
  */
 @Injectable()
 export class FirstRunSignInService {
+  private announcement: string | undefined;
+
   constructor(
     @Inject(APP_CONFIG) private readonly config: AppConfig,
     private readonly links: ConsoleSignInRepository,
@@ -33,13 +35,14 @@ export class FirstRunSignInService {
   }
 
   /**
-   * Prints the sign-in line when the organization has no admin key yet; otherwise says where the
-   * console is. Returns the link it printed, if any.
+   * Decides this start's last line: a new one-time link while the organization has no admin key
+   * (retiring the previous one), else where the console is. Returns the new link, if any; announce()
+   * prints the line once the server listens.
    */
-  async announce(organizationId: string, now = new Date()): Promise<string | undefined> {
+  async prepareAnnouncement(organizationId: string, now = new Date()): Promise<string | undefined> {
     const consoleUrl = `${this.config.publicBaseUrl}/`;
     if (await this.links.hasActiveAdminKey(organizationId)) {
-      this.logger.info({ consoleUrl }, `console: ${consoleUrl} (sign in with an admin or read API key)`);
+      this.announcement = `console: ${consoleUrl} (sign in with an admin or read API key)`;
       return undefined;
     }
     const token = randomBytes(32).toString('base64url');
@@ -47,8 +50,17 @@ export class FirstRunSignInService {
     const link = `${this.config.publicBaseUrl}${FIRST_RUN_CONSOLE_ROUTE}${token}`;
     // The one place a credential is printed, on purpose: it works once, for an hour, and only while
     // no admin key exists. Setting ADMIN_API_KEY skips it.
-    this.logger.info(`first run: open ${link} to sign in (the link works once, for ${FIRST_RUN_LINK_TTL_MS / 60_000} minutes)`);
+    this.announcement = `first run: open ${link} to sign in (the link works once, for ${FIRST_RUN_LINK_TTL_MS / 60_000} minutes)`;
     return link;
+  }
+
+  /**
+   * Prints the prepared line, once: main.ts calls it after the server listens, so that it is the
+   * last line of the start. A process that prepared none (a cluster's later workers) prints nothing.
+   */
+  announce(): void {
+    if (this.announcement !== undefined) this.logger.info(this.announcement);
+    this.announcement = undefined;
   }
 
   /** Spends the link and returns the new admin key; 410 when it is unknown, used or expired (indistinguishable). */

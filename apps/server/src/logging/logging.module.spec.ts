@@ -6,6 +6,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { loadAppConfig } from '@switchboard/config';
 import { PinoLogger } from 'nestjs-pino';
 import { LoggingModule } from './logging.module';
+import { NestLogLevels } from './nest-log-levels';
 
 @Controller('probe')
 class ProbeController {
@@ -102,6 +103,25 @@ describe('LoggingModule', () => {
     expect(line?.['url']).toBe('https://engine.example/v1?api_key=[redacted]');
     expect(line?.['err']?.message).toContain('https://engine.example/v1?key=[redacted]');
     for (const secret of ['err_secret', 'cause_secret', 'field_secret', 'msg_secret']) expect(JSON.stringify(lines)).not.toContain(secret);
+  });
+
+  it("moves Nest's start-up chatter (its route table) to debug; Nest's other lines stay at info", async () => {
+    const nestLogger = app.get(NestLogLevels);
+    const lastArrived = new Promise<void>((resolve) => {
+      const check = () => {
+        if (!lines.some((line) => line['context'] === 'ProbeModule')) return;
+        destination.off('data', check);
+        resolve();
+      };
+      destination.on('data', check);
+    });
+    nestLogger.log('Mapped {/probe, GET} route', 'RouterExplorer');
+    nestLogger.log('Nest application successfully started', 'NestApplication');
+    nestLogger.log('something Nest says otherwise', 'ProbeModule');
+    // Lines arrive in the order logged: once the last is here, the others would have been too.
+    await lastArrived;
+    const nestLines = lines.filter((line) => ['RouterExplorer', 'NestApplication', 'ProbeModule'].includes(line['context']));
+    expect(nestLines.map((line) => [line['level'], line['msg']])).toEqual([[30, 'something Nest says otherwise']]);
   });
 
   it('does the same for a request that fails, with the id the client sent', async () => {

@@ -66,7 +66,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, OnModuleDe
     }
     this.unsubscribe = this.outbox.onCommitted(() => this.wake());
     this.loop = this.run();
-    this.logger.info({ pollIntervalMs: this.config.webhooks.pollIntervalMs, concurrency: WEBHOOK_DELIVERY_CONCURRENCY }, 'webhook delivery worker started');
+    this.logger.debug({ pollIntervalMs: this.config.webhooks.pollIntervalMs, concurrency: WEBHOOK_DELIVERY_CONCURRENCY }, 'webhook delivery worker started');
   }
 
   /** Stops claiming, then waits for the attempts in flight (each bounded by the request timeout). */

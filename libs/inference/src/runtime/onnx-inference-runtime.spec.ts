@@ -34,7 +34,7 @@ describe('execution provider and thread settings', () => {
     const attempt = createInferenceRuntime({ device: 'cuda', workers: 1, logger });
     await expect(attempt).rejects.toBeInstanceOf(EngineError);
     await expect(attempt).rejects.toMatchObject({ code: 'unavailable', retryable: false });
-    await expect(attempt).rejects.toThrow(/^CUDA execution provider requested \(device=cuda\) but not available: .*ONNXRUNTIME_NODE_INSTALL=cuda12/);
+    await expect(attempt).rejects.toThrow(/^CUDA execution provider requested \(device=cuda\) but not available: no NVIDIA GPU on this machine/);
   });
 
   it('logs the thread settings it set explicitly', async () => {

@@ -8,6 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
 import * as ort from 'onnxruntime-node';
 import type { InferenceDevice } from '../contracts';
+import { missingCudaLibraryReason, nvidiaGpuPresent } from './nvidia-gpu';
 import { PROBE_MODEL_BASE64 } from './probe-model';
 
 export interface ProbeOutcome {
@@ -44,13 +45,13 @@ export function executionProvidersFor(provider: InferenceDevice): ort.InferenceS
 
 /**
  * The CPU build of onnxruntime-node lacks the CUDA provider library (it is fetched at install
- * time with ONNXRUNTIME_NODE_INSTALL=cuda12).
+ * time with ONNXRUNTIME_NODE_INSTALL=cuda12); the reason names that only where a GPU could use it.
  */
 function missingCudaLibrary(): string | undefined {
   const libraryDir = join(dirname(require.resolve('onnxruntime-node')), '..', 'bin', 'napi-v6', process.platform, process.arch);
   const providerLibrary = process.platform === 'win32' ? 'onnxruntime_providers_cuda.dll' : 'libonnxruntime_providers_cuda.so';
   if (existsSync(join(libraryDir, providerLibrary))) return undefined;
-  return `onnxruntime-node CPU build: ${providerLibrary} is missing; install with ONNXRUNTIME_NODE_INSTALL=cuda12`;
+  return missingCudaLibraryReason(providerLibrary, nvidiaGpuPresent());
 }
 
 const VULKAN_LOADER = 'libvulkan.so.1';

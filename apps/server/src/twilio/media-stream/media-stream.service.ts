@@ -59,7 +59,7 @@ export class MediaStreamService implements OnModuleInit, OnApplicationBootstrap,
     const noSink = { sendAudio: () => undefined, sendMark: () => undefined, endOfUtterance: () => undefined, clear: () => undefined };
     for (const rate of agentInputRates(this.agents)) new TelephonyAudioInput(rate);
     for (const rate of agentOutputRates(this.agents)) new TelephonyAudioOutput(rate, noSink);
-    this.logger.info({ durationMs: Math.round(performance.now() - started) }, 'audio filters prepared');
+    this.logger.debug({ durationMs: Math.round(performance.now() - started) }, 'audio filters prepared');
   }
 
   onApplicationBootstrap(): void {
