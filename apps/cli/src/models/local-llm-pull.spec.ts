@@ -20,8 +20,8 @@ async function collect(events: AsyncIterable<LlmEvent>): Promise<LlmEvent[]> {
  * --precision int8` (the real command, from a Hub-like server serving the stand-in's files at the
  * catalog's paths), then loaded by the local LLM engine from MODELS_DIR with
  * INFERENCE_MODEL_PRECISION=qwen2.5-0.5b-instruct=int8, the setting the docs give for CPUs. The
- * stand-in has Qwen2.5's signature, tokenizer layout and chat template, so what runs here is what
- * runs on the real weights.
+ * stand-in has Qwen2.5's signature and tokenizer layout and Qwen2.5-0.5B-Instruct's own chat template,
+ * rendered with @huggingface/jinja, so what runs here is what runs on the real weights.
  */
 describe('the catalog LLM, pulled and run by the local LLM engine (stand-in weights)', () => {
   let modelsDir: string;
@@ -53,7 +53,7 @@ describe('the catalog LLM, pulled and run by the local LLM engine (stand-in weig
   it('loads the pulled folder on its int8 file, renders its chat template and parses its <tool_call> replies', async () => {
     const llm = await LocalOnnxLlm.load({ runtime, modelDir: modelFolder(modelsDir, NAME) });
     expect(runtime.providerReport().precisions).toMatchObject({ [`local-llm:${NAME}`]: 'int8' });
-    expect(llm.renderPrompt([{ role: 'user', content: 'Hi' }])).toBe('<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n');
+    expect(llm.renderPrompt([{ role: 'user', content: 'Hi' }])).toBe('<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n');
 
     const tools = [{ name: 'lookup_order', parameters: { type: 'object', properties: { order_id: { type: 'string' } } } }];
     const events = await collect(llm.stream({ callId: 'call-1', messages: [{ role: 'user', content: 'Where is order 4567?' }], tools }));

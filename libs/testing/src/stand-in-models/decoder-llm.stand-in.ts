@@ -18,7 +18,7 @@ export const DECODER_LLM_TOOL_REPLY = 'Let me check that.<tool_call>\n{"name": "
 export interface DecoderLlmStandInOptions {
   size?: StandInSize;
   seed?: number;
-  /** The chat template written to tokenizer_config.json; default Qwen2.5's. */
+  /** The chat template written to tokenizer_config.json; default Qwen2.5-0.5B-Instruct's. */
   chatTemplate?: DecoderLlmChatTemplate;
   /** Also write onnx/model_int8.onnx: the same weights, dynamically quantized (see StandInPrecision). */
   int8?: boolean;
@@ -26,9 +26,9 @@ export interface DecoderLlmStandInOptions {
 
 /**
  * Writes a stand-in decoder-only chat LLM folder in the layout optimum / onnx-community publish
- * for Qwen2.5-Instruct: config.json, generation_config.json, tokenizer.json,
- * tokenizer_config.json (ChatML chat_template) and onnx/model.onnx. With tools in the prompt it
- * replies with DECODER_LLM_TOOL_REPLY; otherwise a few prompt-dependent words (see
+ * for Qwen2.5-Instruct: config.json, generation_config.json, tokenizer.json, tokenizer_config.json
+ * (by default with Qwen2.5-0.5B-Instruct's own chat_template) and onnx/model.onnx. With tools in
+ * the prompt it replies with DECODER_LLM_TOOL_REPLY; otherwise a few prompt-dependent words (see
  * buildDecoderLlmGraph).
  */
 export async function writeDecoderLlmStandIn(folder: string, options: DecoderLlmStandInOptions = {}): Promise<void> {

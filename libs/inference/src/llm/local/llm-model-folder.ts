@@ -22,9 +22,22 @@ interface GenerationConfigJson {
   top_p?: number;
 }
 
+type SpecialTokenJson = string | { content?: string } | null;
+
 interface TokenizerConfigJson {
   chat_template?: string | Array<{ name: string; template: string }>;
-  eos_token?: string | { content?: string } | null;
+  bos_token?: SpecialTokenJson;
+  eos_token?: SpecialTokenJson;
+}
+
+/** The model's own Jinja chat template, as the folder carries it (see chatTemplateOf). */
+export interface ChatTemplateSource {
+  /** The template for conversations without tools (transformers' 'default'). */
+  text: string;
+  /** A separate 'tool_use' template, which transformers picks when tools are given; else `text` serves both. */
+  toolUseText: string | undefined;
+  /** Where it was read from, for messages that name it. */
+  file: 'tokenizer_config.json' | 'chat_template.jinja';
 }
 
 export interface LlmModelFolder {
@@ -36,7 +49,10 @@ export interface LlmModelFolder {
   /** Longest sequence (prompt + reply) the model takes. */
   contextTokens: number;
   tokenizer: LlmTokenizer;
-  chatTemplate: string | undefined;
+  /** undefined when the folder has none: the engine then refuses the model (LocalOnnxLlm.load). */
+  chatTemplate: ChatTemplateSource | undefined;
+  /** tokenizer_config.json's bos_token and eos_token text, which templates may write into the prompt. */
+  templateTokens: { bos_token?: string; eos_token?: string };
   /** Every id that ends a reply: config, generation_config and tokenizer_config's eos_token. */
   endTokenIds: ReadonlySet<number>;
   /** generation_config's sampling limits (0 and 1: off). */
@@ -65,7 +81,8 @@ export async function readLlmModelFolder(folder: string, engine: string, fileSuf
   const heads = positive(config.num_attention_heads, 'num_attention_heads', engine);
   const headDim = config.head_dim ?? positive(config.hidden_size, 'hidden_size', engine) / heads;
   const endTokenIds = new Set<number>([...idList(config.eos_token_id), ...idList(generation.eos_token_id)]);
-  const eosToken = typeof tokenizerConfig.eos_token === 'string' ? tokenizerConfig.eos_token : tokenizerConfig.eos_token?.content;
+  const eosToken = tokenText(tokenizerConfig.eos_token);
+  const bosToken = tokenText(tokenizerConfig.bos_token);
   const eosFromTokenizer = eosToken === undefined ? undefined : tokenizer.idOf(eosToken);
   if (eosFromTokenizer !== undefined) endTokenIds.add(eosFromTokenizer);
   if (endTokenIds.size === 0) throw new EngineError(engine, 'model_missing', `${engine}: no eos_token_id in config.json or generation_config.json`, false);
@@ -79,6 +96,7 @@ export async function readLlmModelFolder(folder: string, engine: string, fileSuf
     contextTokens: positive(config.max_position_embeddings, 'max_position_embeddings', engine),
     tokenizer,
     chatTemplate: await chatTemplateOf(folder, tokenizerConfig, engine),
+    templateTokens: { ...(bosToken === undefined ? {} : { bos_token: bosToken }), ...(eosToken === undefined ? {} : { eos_token: eosToken }) },
     endTokenIds,
     topK: generation.top_k ?? 0,
     topP: generation.top_p ?? 1,
@@ -86,15 +104,26 @@ export async function readLlmModelFolder(folder: string, engine: string, fileSuf
 }
 
 /**
- * tokenizer_config.json's template, else chat_template.jinja. Of a named list, 'tool_use' when
- * there is one: it is the variant that shows the tool format (the renderer handles both cases).
+ * chat_template.jinja when the export has one (newer transformers save the template there, and
+ * read it over tokenizer_config.json's field), else tokenizer_config.json's chat_template: one
+ * string, or a named list whose 'default' serves plain chats and 'tool_use' (if any) chats with tools.
  */
-async function chatTemplateOf(folder: string, tokenizerConfig: TokenizerConfigJson, engine: string): Promise<string | undefined> {
+async function chatTemplateOf(folder: string, tokenizerConfig: TokenizerConfigJson, engine: string): Promise<ChatTemplateSource | undefined> {
+  if (existsSync(join(folder, 'chat_template.jinja'))) {
+    return { text: await readText(folder, 'chat_template.jinja', engine), toolUseText: undefined, file: 'chat_template.jinja' };
+  }
   const template = tokenizerConfig.chat_template;
-  if (typeof template === 'string') return template;
-  if (Array.isArray(template)) return (template.find((entry) => entry.name === 'tool_use') ?? template.find((entry) => entry.name === 'default'))?.template;
-  if (existsSync(join(folder, 'chat_template.jinja'))) return readText(folder, 'chat_template.jinja', engine);
+  if (typeof template === 'string') return { text: template, toolUseText: undefined, file: 'tokenizer_config.json' };
+  if (Array.isArray(template)) {
+    const named = (name: string): string | undefined => template.find((entry) => entry.name === name)?.template;
+    const text = named('default') ?? named('tool_use');
+    if (text !== undefined) return { text, toolUseText: named('tool_use'), file: 'tokenizer_config.json' };
+  }
   return undefined;
+}
+
+function tokenText(token: SpecialTokenJson | undefined): string | undefined {
+  return typeof token === 'string' ? token : (token?.content ?? undefined);
 }
 
 function idList(value: number | number[] | null | undefined): number[] {

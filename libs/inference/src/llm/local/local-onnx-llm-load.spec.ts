@@ -19,7 +19,11 @@ function ask(content: string, extra: Partial<LlmRequest> = {}): LlmRequest {
   return { callId: 'call-1', messages: [{ role: 'user', content }], ...extra };
 }
 
-describe('LocalOnnxLlm.load: chat templates and model folders it refuses', () => {
+async function editJson(path: string, edit: (json: Record<string, unknown>) => Record<string, unknown>): Promise<void> {
+  await writeFile(path, JSON.stringify(edit(JSON.parse(await readFile(path, 'utf8')))));
+}
+
+describe('LocalOnnxLlm.load: chat templates from the model folder, and folders it refuses', () => {
   let dir: string;
   let runtime: OnnxInferenceRuntime;
 
@@ -33,12 +37,27 @@ describe('LocalOnnxLlm.load: chat templates and model folders it refuses', () =>
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('rejects a non-ChatML chat template at load with a clear bad_request', async () => {
+  it("renders a non-ChatML (Llama 3 header) template from the template itself, with the folder's bos_token", async () => {
     await writeDecoderLlmStandIn(join(dir, 'llama'), { chatTemplate: 'llama-3' });
-    const failure = await LocalOnnxLlm.load({ runtime, modelDir: join(dir, 'llama') }).catch((error: unknown) => error);
+    await editJson(join(dir, 'llama', 'tokenizer_config.json'), (config) => ({ ...config, bos_token: '<|endoftext|>' }));
+    const llama = await LocalOnnxLlm.load({ runtime, modelDir: join(dir, 'llama') });
+    expect(llama.renderPrompt([{ role: 'user', content: 'hi' }])).toBe('<|endoftext|><|start_header_id|>user<|end_header_id|>\n\nhi<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n');
+    await expect(collect(llama.stream(ask('hi', { tools: [LOOKUP_ORDER] })))).rejects.toThrow(/no tool support/);
+  });
+
+  it('reads chat_template.jinja over tokenizer_config.json, and refuses a folder with neither, naming both', async () => {
+    const folder = join(dir, 'jinja');
+    await writeDecoderLlmStandIn(folder);
+    await writeFile(join(folder, 'chat_template.jinja'), "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}{{ '<|im_start|>assistant\\n' }}");
+    const fromFile = await LocalOnnxLlm.load({ runtime, modelDir: folder });
+    expect(fromFile.renderPrompt([{ role: 'user', content: 'hi' }])).toBe('<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n');
+
+    await rm(join(folder, 'chat_template.jinja'));
+    await editJson(join(folder, 'tokenizer_config.json'), ({ chat_template: _dropped, ...config }) => config);
+    const failure = await LocalOnnxLlm.load({ runtime, modelDir: folder }).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(EngineError);
-    expect(failure).toMatchObject({ code: 'bad_request', retryable: false });
-    expect((failure as Error).message).toMatch(/Llama 3 chat template is not supported.*ChatML/);
+    expect(failure).toMatchObject({ code: 'model_missing', retryable: false });
+    expect((failure as Error).message).toMatch(/has no chat template \(no "chat_template" in tokenizer_config.json and no chat_template.jinja\)/);
   });
 
   it('serves a ChatML template without tool support (SmolLM2) and refuses tools on it', async () => {
@@ -53,9 +72,7 @@ describe('LocalOnnxLlm.load: chat templates and model folders it refuses', () =>
 
   it('refuses a folder whose config.json disagrees with the graph, naming what is missing', async () => {
     await writeDecoderLlmStandIn(join(dir, 'mismatch'));
-    const configPath = join(dir, 'mismatch', 'config.json');
-    const config = JSON.parse(await readFile(configPath, 'utf8'));
-    await writeFile(configPath, JSON.stringify({ ...config, num_hidden_layers: 3 }));
+    await editJson(join(dir, 'mismatch', 'config.json'), (config) => ({ ...config, num_hidden_layers: 3 }));
     await expect(LocalOnnxLlm.load({ runtime, modelDir: join(dir, 'mismatch') })).rejects.toThrow(/missing inputs \[past_key_values\.2\.key, past_key_values\.2\.value\]/);
     await expect(LocalOnnxLlm.load({ runtime, modelDir: join(dir, 'nowhere') })).rejects.toMatchObject({ code: 'model_missing', retryable: false });
   });

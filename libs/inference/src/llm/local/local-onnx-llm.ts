@@ -2,8 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { basename } from 'node:path';
 import { EngineError, type InferenceRuntime, type ModelHandle, type ModelLoadSpec } from '../../contracts';
 import type { ChatMessage, LlmEngine, LlmEvent, LlmRequest, ToolDefinition } from '../llm-engine';
-import { detectChatTemplate } from './chat-template';
-import { ChatMlPromptRenderer } from './chatml-prompt';
+import { ModelChatTemplate } from './chat-template';
 import { IncrementalTextDecoder } from './incremental-text-decoder';
 import { cancelled, KvCacheSequence } from './kv-cache-sequence';
 import { readLlmModelFolder, type LlmModelFolder } from './llm-model-folder';
@@ -33,18 +32,19 @@ export interface LocalOnnxLlmOptions {
 }
 
 /**
- * A local decoder-only LLM (Qwen2.5, SmolLM2 and other ChatML models exported by optimum /
+ * A local decoder-only LLM (Qwen2.5, SmolLM2 and other chat models exported by optimum /
  * onnx-community) behind the same LlmEngine interface as the remote client. The prompt is
- * rendered from the ChatML template natively, encoded with the model's tokenizer.json, and
- * decoded token by token on the injected InferenceRuntime (worker threads) with a KV cache; text
- * streams as it decodes and Qwen-style `<tool_call>` spans become tool_call events.
+ * rendered from the model's own Jinja chat template (ModelChatTemplate), encoded with its
+ * tokenizer.json, and decoded token by token on the injected InferenceRuntime (worker threads)
+ * with a KV cache; text streams as it decodes, and tool calls in the markup the template writes
+ * them in (`<tool_call>` spans for Qwen2.5) become tool_call events.
  */
 export class LocalOnnxLlm implements LlmEngine {
   private constructor(
     readonly name: string,
     private readonly folder: LlmModelFolder,
     private readonly model: ModelHandle,
-    private readonly renderer: ChatMlPromptRenderer,
+    private readonly template: ModelChatTemplate,
     private readonly defaults: { maxTokens: number; temperature: number; seed: number | undefined; contextTokens: number; prefillChunkTokens: number },
   ) {}
 
@@ -55,14 +55,14 @@ export class LocalOnnxLlm implements LlmEngine {
     if (!Number.isFinite(temperature) || temperature < 0) throw new RangeError(`temperature must be a finite number >= 0, got ${temperature}`);
     const prefillChunkTokens = positiveInteger(options.prefillChunkTokens ?? 256, 'prefillChunkTokens');
     const folder = await readLlmModelFolder(options.modelDir, name, options.fileSuffix);
-    const template = detectChatTemplate(name, folder.chatTemplate, (token) => folder.tokenizer.idOf(token) !== undefined);
+    const template = ModelChatTemplate.load(name, options.modelDir, folder.chatTemplate, folder.templateTokens);
     const decodeBatchRows = positiveInteger(options.decodeBatchRows ?? 16, 'decodeBatchRows');
     // Whole runs never share a batch (each call's cache has its own length), but the steps of
     // calls decoding at once do: continuous batching, see llmStepBatching.
     const model = await options.runtime.loadModel({ name, path: folder.modelPath, maxBatchRows: 1, batchingFor: llmStepBatching(decodeBatchRows) });
     checkSignature(name, model, folder.layers);
     const contextTokens = Math.min(folder.contextTokens, positiveInteger(options.contextTokens ?? folder.contextTokens, 'contextTokens'));
-    return new LocalOnnxLlm(name, folder, model, new ChatMlPromptRenderer(name, template), {
+    return new LocalOnnxLlm(name, folder, model, template, {
       maxTokens,
       temperature,
       seed: options.seed,
@@ -71,9 +71,9 @@ export class LocalOnnxLlm implements LlmEngine {
     });
   }
 
-  /** The prompt text the model reads for this conversation (ChatML, generation prompt included). */
+  /** The prompt text the model reads for this conversation (its chat template's, generation prompt included). */
   renderPrompt(messages: readonly ChatMessage[], tools?: readonly ToolDefinition[]): string {
-    return this.renderer.render(messages, tools);
+    return this.template.render(messages, tools);
   }
 
   /** The prompt's token ids: `usage.inputTokens` counts these. */
@@ -97,7 +97,7 @@ export class LocalOnnxLlm implements LlmEngine {
     const sequence = new KvCacheSequence(this.name, this.model, this.folder, { callId: request.callId, signal }, this.defaults.prefillChunkTokens);
     const { tokenizer, endTokenIds } = this.folder;
     const decoder = new IncrementalTextDecoder((id) => tokenizer.bytesOf(id), (id) => tokenizer.isSpecial(id));
-    const parser = new ToolCallStreamParser(this.name, undefined, temperature > 0);
+    const parser = new ToolCallStreamParser(this.name, this.template.toolCallMarkup ?? null, temperature > 0);
     const sampler = new TokenSampler(tokenizer.vocabSize, {
       temperature,
       topK: this.folder.topK,

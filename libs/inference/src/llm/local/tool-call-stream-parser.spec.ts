@@ -57,4 +57,10 @@ describe('ToolCallStreamParser (Qwen <tool_call> spans)', () => {
       expect(error).toMatchObject({ code: 'malformed_response', retryable: true });
     }
   });
+
+  it('passes every character through as text when the template has no tool-call markup (null)', () => {
+    const outputs = parse(reply, 5, new ToolCallStreamParser('llm', null));
+    expect(callsOf(outputs)).toEqual([]);
+    expect(textOf(outputs)).toBe(reply);
+  });
 });

@@ -24,7 +24,8 @@ export class ToolCallStreamParser {
 
   constructor(
     private readonly engine: string,
-    private readonly markup: ToolCallMarkup = QWEN_TOOL_CALL_MARKUP,
+    /** null: the model's template has no tool-call format, so every character is text. */
+    private readonly markup: ToolCallMarkup | null = QWEN_TOOL_CALL_MARKUP,
     /** Whether a malformed call may come out well on a repeat (sampling), for the error's flag. */
     private readonly retryableWhenMalformed = false,
   ) {}
@@ -34,14 +35,19 @@ export class ToolCallStreamParser {
   }
 
   push(text: string): ToolCallParserOutput[] {
-    this.buffer += text;
     const outputs: ToolCallParserOutput[] = [];
+    const markup = this.markup;
+    if (markup === null) {
+      this.emitText(text, outputs);
+      return outputs;
+    }
+    this.buffer += text;
     for (;;) {
       if (this.insideCall) {
-        const close = this.buffer.indexOf(this.markup.close);
+        const close = this.buffer.indexOf(markup.close);
         if (close < 0) return outputs;
         outputs.push(this.parseCall(this.buffer.slice(0, close)));
-        this.buffer = this.buffer.slice(close + this.markup.close.length);
+        this.buffer = this.buffer.slice(close + markup.close.length);
         this.insideCall = false;
         this.afterCall = true;
         continue;
@@ -51,15 +57,15 @@ export class ToolCallStreamParser {
         if (this.buffer === '') return outputs;
         this.afterCall = false;
       }
-      const open = this.buffer.indexOf(this.markup.open);
+      const open = this.buffer.indexOf(markup.open);
       if (open >= 0) {
         // Whitespace just before the markup is layout, not speech.
         this.emitText(this.buffer.slice(0, open).trimEnd(), outputs);
-        this.buffer = this.buffer.slice(open + this.markup.open.length);
+        this.buffer = this.buffer.slice(open + markup.open.length);
         this.insideCall = true;
         continue;
       }
-      const partial = partialTagLength(this.buffer, this.markup.open);
+      const partial = partialTagLength(this.buffer, markup.open);
       const held = partial + trailingWhitespaceLength(this.buffer.slice(0, this.buffer.length - partial));
       this.emitText(this.buffer.slice(0, this.buffer.length - held), outputs);
       this.buffer = this.buffer.slice(this.buffer.length - held);
