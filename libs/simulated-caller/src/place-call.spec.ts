@@ -222,6 +222,38 @@ describe('placeCall against a loopback server (real HTTP + WebSocket)', () => {
       );
     });
 
+    it('after a clear (the agent stopped for the caller), waits for the answer that follows it', async () => {
+      let framesSinceClear: number | undefined;
+      server = new LoopbackMediaServer({
+        authToken: AUTH_TOKEN,
+        publicBaseUrl: PUBLIC_BASE_URL,
+        echo: false,
+        onMessage: (session, message) => {
+          if (message['event'] !== 'media') return;
+          // A greeting the caller talked over is cut at once ...
+          if (framesSinceClear === undefined && isSilentFrame(message)) {
+            framesSinceClear = 0;
+            session.send({ event: 'media', streamSid: session.streamSid, media: { payload: reply(8000) } });
+            session.send({ event: 'mark', streamSid: session.streamSid, mark: { name: 'greeting' } });
+            session.send({ event: 'clear', streamSid: session.streamSid });
+            return;
+          }
+          // ... and the answer takes the agent 30 of the caller's frames (600 ms, three times the tail) to start.
+          if (framesSinceClear !== undefined && ++framesSinceClear === 30) {
+            session.send({ event: 'media', streamSid: session.streamSid, media: { payload: reply(2400) } });
+            session.send({ event: 'mark', streamSid: session.streamSid, mark: { name: 'answer' } });
+          }
+        },
+      });
+      await server.start();
+      const result = await placeCall({ ...callOptions(), audio: utterance(800), awaitReply: { tailMs: 200, timeoutMs: 20_000 } });
+      expect(result.replyWait).toMatchObject({ outcome: 'ended', replyHeard: true });
+      expect(result.marksEchoed).toEqual([
+        { name: 'greeting', reason: 'cleared' },
+        { name: 'answer', reason: 'played' },
+      ]);
+    });
+
     it("ends after an echo's reply although the echo goes on sending the line's silence back", async () => {
       server = new LoopbackMediaServer({ authToken: AUTH_TOKEN, publicBaseUrl: PUBLIC_BASE_URL });
       await server.start();

@@ -32,6 +32,7 @@ export class PlaybackBuffer {
   /** Where the last audible byte queued so far sits on the played timeline (bytes from `originMs`). */
   private audibleEndByte = 0;
   private lastAudibleArrival: number | null = null;
+  private lastClear: number | null = null;
 
   constructor(private readonly originMs: number) {}
 
@@ -55,6 +56,11 @@ export class PlaybackBuffer {
   /** When audio that can be heard (see AUDIBLE_LEVEL) last arrived, or null if none has. */
   get lastAudibleArrivalMs(): number | null {
     return this.lastAudibleArrival;
+  }
+
+  /** When the last `clear` came (the agent stopped itself: barge-in), or null if none has. */
+  get lastClearMs(): number | null {
+    return this.lastClear;
   }
 
   /** When the last audible audio queued so far has played (or was cleared): later, the caller hears only silence. */
@@ -96,6 +102,7 @@ export class PlaybackBuffer {
     this.queue.length = 0;
     this.queuedBytes = 0;
     this.audibleEndByte = Math.min(this.audibleEndByte, this.played.byteLength);
+    this.lastClear = nowMs;
     return echoes;
   }
 

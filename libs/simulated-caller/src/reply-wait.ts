@@ -31,18 +31,23 @@ export interface ReplyWatchTarget {
 
 /**
  * Waits for the agent's reply to what the caller said (their last audible audio was sent at
- * `afterMs`) to end, as a person on the phone would: the reply has begun once audible agent audio
- * arrives after that, and is over once the caller's playback has played its last audible byte and
- * then `tailMs` more (marks sent with it have come back by then: the playback echoes each once the
- * audio before it has played) without new audible audio arriving. Silence the agent sends (an
- * echo of the line's silence) does not keep the call open. Timers are set from the playback model
- * and moved by each message, never polled; `timeoutMs` bounds the whole wait.
+ * `afterMs`) to end, as a person on the phone would. The reply has begun once audible agent audio
+ * arrives after that, and after the last `clear` (the agent cutting itself short because the caller
+ * talked over it, a greeting say: its answer comes next). It is over once the caller's playback has
+ * played its last audible byte and then `tailMs` more (marks sent with it have come back by then:
+ * the playback echoes each once the audio before it has played) without new audible audio arriving.
+ * Silence the agent sends (an echo of the line's silence) does not keep the call open. Timers are
+ * set from the playback model and moved by each message, never polled; `timeoutMs` bounds the wait.
  */
 export function waitForReplyEnd(target: ReplyWatchTarget, afterMs: number, options: ReplyWaitOptions = {}): Promise<ReplyWaitResult> {
   const tailMs = options.tailMs ?? DEFAULT_REPLY_TAIL_MS;
   const timeoutMs = options.timeoutMs ?? DEFAULT_REPLY_TIMEOUT_MS;
   const startedAtMs = performance.now();
-  const replyHeard = (): boolean => (target.playback()?.lastAudibleArrivalMs ?? Number.NEGATIVE_INFINITY) > afterMs;
+  // A `clear` after the caller spoke is the agent stopping for them (barge-in): its answer is still to come.
+  const replyHeard = (): boolean => {
+    const playback = target.playback();
+    return (playback?.lastAudibleArrivalMs ?? Number.NEGATIVE_INFINITY) > Math.max(afterMs, playback?.lastClearMs ?? Number.NEGATIVE_INFINITY);
+  };
   const result = (outcome: ReplyWaitResult['outcome']): ReplyWaitResult => ({ outcome, replyHeard: replyHeard(), waitedMs: performance.now() - startedAtMs });
   if (target.isClosed()) return Promise.resolve(result('call_closed'));
 
@@ -58,8 +63,8 @@ export function waitForReplyEnd(target: ReplyWatchTarget, afterMs: number, optio
     /** (Re)sets the end of the reply: the last audible audio's end on the playback timeline, plus the tail. */
     const arm = (): void => {
       const playback = target.playback();
-      if (!playback || !replyHeard()) return;
       clearTimeout(tailTimer);
+      if (!playback || !replyHeard()) return;
       tailTimer = setTimeout(() => finish('ended'), Math.max(0, playback.audibleUntilMs + tailMs - performance.now()));
     };
     // Audio and `clear` move where the audible audio ends; marks do not.
