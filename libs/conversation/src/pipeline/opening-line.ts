@@ -36,6 +36,21 @@ export class OpeningLine {
   }
 
   /**
+   * Caller audio held while the engines got ready is still being listened to (until `caughtUp`): the
+   * line waits for it, as the caller may have spoken first. Then it is said at once, unless they are
+   * talking (it waits for them to stop) or a turn of theirs ended meanwhile (that turn's end said it).
+   */
+  sayOnceCaughtUp(line: ScriptedLine, caughtUp: Promise<void>, callerSpeaking: () => boolean, say: (line: ScriptedLine) => void): void {
+    this.line = line;
+    this.reply = undefined;
+    void caughtUp.then(() => {
+      if (this.line !== line || this.reply !== undefined) return;
+      if (callerSpeaking()) this.records.recorder.event('opening_line_deferred', { source: line.source, reason: 'caller_speaking', replyId: null });
+      else say(this.takeDeferred()!);
+    });
+  }
+
+  /**
    * The caller started talking before `reply` (cancelled: nothing of it had played) was heard: true
    * when it was the opening line, which now waits for them to stop. (A caller who talks while the
    * engines get ready is heard only once they are, after the line has begun: this covers them too.)

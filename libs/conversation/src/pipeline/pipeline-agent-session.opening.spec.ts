@@ -23,18 +23,19 @@ describe('PipelineAgentSession: the first message when the caller speaks first',
     await c.talk(200);
     // Not said over the caller.
     expect(c.output.playedSamples).toBe(0);
-    expect(c.eventsOf('opening_line_deferred')).toEqual([{ source: 'first_message', reason: 'caller_speaking', replyId: 'r1' }]);
+    // Held audio is listened to before the greeting is begun: it is not even synthesised yet.
+    expect(c.tts.texts).toEqual([]);
+    expect(c.eventsOf('opening_line_deferred')).toEqual([{ source: 'first_message', reason: 'caller_speaking', replyId: null }]);
 
     await c.pause(700);
-    // They stopped: the greeting plays first (synthesised again: the first take was withdrawn unplayed),
-    // and the answer waits until it has been heard.
-    expect(c.tts.texts).toEqual([GREETING, GREETING]);
+    // They stopped: the greeting plays first, and the answer waits until it has been heard.
+    expect(c.tts.texts).toEqual([GREETING]);
     expect(c.output.playedSamples).toBeGreaterThan(0);
     expect(c.llm.requests).toHaveLength(0);
 
     await c.echoAll();
     expect(c.messagesOf(0)).toEqual([system, assistant(GREETING), user(QUESTION)]);
-    expect(c.tts.texts).toEqual([GREETING, GREETING, ANSWER]);
+    expect(c.tts.texts).toEqual([GREETING, ANSWER]);
     await c.echoAll();
     expect(c.turns).toEqual([
       { role: 'user', source: 'speech', text: QUESTION, heardText: null, interrupted: false },
@@ -42,6 +43,36 @@ describe('PipelineAgentSession: the first message when the caller speaks first',
       { role: 'assistant', source: 'speech', text: ANSWER, heardText: null, interrupted: false },
     ]);
     expect(c.eventsOf('reply_discarded')).toEqual([]);
+  });
+
+  it('comes before the answer to a whole turn the caller took while the engines got ready', async () => {
+    const ready = gate();
+    const c = await startCall({ config: { firstMessage: GREETING }, enginesReady: ready.opened });
+    c.asr.willHear(QUESTION);
+    c.llm.willAnswer([ANSWER]);
+    await c.talk(600);
+    await c.pause(700);
+    ready.open();
+    await c.pause(100);
+    expect(c.tts.texts).toEqual([GREETING]);
+    await c.echoAll();
+    await c.echoAll();
+    expect(c.turns.map(({ role, source, text }) => [role, source, text])).toEqual([
+      ['user', 'speech', QUESTION],
+      ['assistant', 'first_message', GREETING],
+      ['assistant', 'speech', ANSWER],
+    ]);
+  });
+
+  it('is said at once after held audio in which the caller did not speak', async () => {
+    const ready = gate();
+    const c = await startCall({ config: { firstMessage: GREETING }, enginesReady: ready.opened });
+    await c.pause(400);
+    ready.open();
+    await settle();
+    expect(c.tts.texts).toEqual([GREETING]);
+    expect(c.output.playedSamples).toBeGreaterThan(0);
+    expect(c.eventsOf('opening_line_deferred')).toEqual([]);
   });
 
   it('is withdrawn, not discarded, when the caller starts talking before its audio went out, and said once they stop', async () => {

@@ -170,6 +170,12 @@ export class PipelineAgentSession extends AgentCore<CallerFrame> {
     this.turns.push(frame.pcm, frame.atMs);
   }
 
+  /** After held caller audio, the opening line waits until the VAD has heard it: the caller may have spoken first. */
+  protected override sayOpeningLine(text: string, source: TranscriptSource, heldAudio: boolean): void {
+    if (!heldAudio) return void this.sayLine(text, source);
+    this.opening.sayOnceCaughtUp({ text, source }, this.engines!.vad.drained(), () => this.turns.callerSpeaking, (line) => void this.sayLine(line.text, line.source));
+  }
+
   // ---- caller speech ------------------------------------------------------------------------
 
   private onSpeechStarted(): void {
@@ -267,11 +273,8 @@ export class PipelineAgentSession extends AgentCore<CallerFrame> {
     this.policy.pauseIdle();
     const opening = isOpeningLine(source);
     // Any other line (the apology for a first turn that failed) comes after the opening line.
-    const before = opening ? undefined : this.opening.heard();
-    if (before) {
-      await before;
-      if (this.closed) return { kind: 'cancelled' };
-    }
+    if (!opening) await this.opening.heard();
+    if (this.closed) return { kind: 'cancelled' };
     const reply = this.startScripted(source);
     if (opening) this.opening.saying({ text, source }, reply);
     const end = await reply.speakScripted(text);
