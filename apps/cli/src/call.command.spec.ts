@@ -65,7 +65,8 @@ describe('npm run call (runCallCommand)', () => {
     expect(text).toMatch(/first echo .*\d+\.\d ms/);
     expect(text).toMatch(/frames sent \/ received\s+\d+ \/ \d+/);
     const json = JSON.parse(stdout[stdout.length - 1] ?? '{}') as Record<string, unknown>;
-    expect(json).toMatchObject({ closedBy: 'caller', framesSent: media.length, protocolErrors: 0 });
+    // --trailing-silence-ms: no wait for the reply to report.
+    expect(json).toMatchObject({ closedBy: 'caller', framesSent: media.length, protocolErrors: 0, replyWait: null });
     expect(text).not.toContain(AUTH_TOKEN);
   });
 

@@ -96,7 +96,7 @@ export async function runCallCommand(
   io.out('Latency summary:');
   io.out(formatCallSummary(result));
   if (options.json) {
-    io.out(JSON.stringify({ callSid: result.callSid, streamSid: result.streamSid, closedBy: result.closedBy, ...result.latency }));
+    io.out(JSON.stringify({ callSid: result.callSid, streamSid: result.streamSid, closedBy: result.closedBy, replyWait: result.replyWait, ...result.latency }));
   }
   if (result.protocolErrors.length > 0) {
     io.err(`error: the server sent ${result.protocolErrors.length} message(s) Twilio would not accept:`);
