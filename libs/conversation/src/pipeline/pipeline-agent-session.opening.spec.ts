@@ -4,6 +4,7 @@
  * and the answer to what they said follows it. Never played, it is still in the transcript.
  */
 import { assistant, system, usePipelineCalls, user } from '../../../testing/src/conversation/pipeline-call';
+import { EngineError } from '@switchboard/inference';
 import { gate, settle } from '@switchboard/testing';
 
 const GREETING = 'Hello, thanks for calling Acme.';
@@ -134,6 +135,18 @@ describe('PipelineAgentSession: the first message when the caller speaks first',
     expect(c.turns).toEqual([{ role: 'assistant', source: 'first_message', text: GREETING, heardText: '', interrupted: true }]);
     expect(c.eventsOf('assistant_turn_cut')).toEqual([{ index: 0, why: 'call_ended' }]);
     expect(c.output.playedSamples).toBe(0);
+  });
+
+  it('a greeting the voice fails on holds nothing up: the apology follows', async () => {
+    const ready = gate();
+    const c = await startCall({ config: { firstMessage: GREETING }, enginesReady: ready.opened });
+    c.tts.failOn(GREETING, new EngineError('fake-tts', 'inference_failed', 'voice down', false));
+    ready.open();
+    await settle();
+    await c.echoAll();
+    expect(c.eventsOf('tts_error')).toHaveLength(1);
+    expect(c.tts.texts).toHaveLength(2);
+    expect(c.tts.texts[1]).not.toBe(GREETING);
   });
 
   it('once playing, is cut by barge-in like any reply, keeping what was heard', async () => {

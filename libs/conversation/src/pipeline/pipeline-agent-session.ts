@@ -278,6 +278,8 @@ export class PipelineAgentSession extends AgentCore<CallerFrame> {
     const reply = this.startScripted(source);
     if (opening) this.opening.saying({ text, source }, reply);
     const end = await reply.speakScripted(text);
+    // An opening line the voice failed on holds nothing up: the apology (afterReply) comes next.
+    if (end.kind === 'failed') this.opening.finished(reply);
     await this.afterReply(reply, end, null);
     this.opening.finished(reply);
     return end;
