@@ -56,7 +56,8 @@ describe('first run: the echo agent, and a pipeline agent once there are engines
     folders.push(path);
     return path;
   };
-  const start = async (database: ScratchDatabase, dataDir: string, env: Record<string, string>) => {
+  /** `ready`: the last bootstrap line this start logs (the console line, unless ADMIN_API_KEY is set). */
+  const start = async (database: ScratchDatabase, dataDir: string, env: Record<string, string>, ready = /first run: open|console: http/) => {
     server = BuiltServer.spawn({
       PORT: String(port),
       PUBLIC_BASE_URL: '',
@@ -72,7 +73,7 @@ describe('first run: the echo agent, and a pipeline agent once there are engines
     await server.healthy(baseUrl, 150_000);
     const running = server;
     // The bootstrap logs before the server listens; the console line comes last of the start-up lines.
-    await running.waitForOutput(/first run: open|console: http/, 30_000);
+    await running.waitForOutput(ready, 30_000);
     return running;
   };
   const stop = async () => {
@@ -170,6 +171,29 @@ describe('first run: the echo agent, and a pipeline agent once there are engines
     const again = await start(database, dataDir, { MODELS_DIR: modelsDir, OPENAI_API_KEY });
     expect(again.output).not.toContain('Assistant (OpenAI)');
     expect((await agents(apiKey)).filter((agent) => agent.engine === 'pipeline')).toHaveLength(1);
+    await stop();
+  });
+
+  it("the README's next start (ADMIN_API_KEY and ECHO_AGENT_NUMBER on the same data) binds the number to the first run's echo agent, and never makes a second", async () => {
+    const database = await createScratchDatabase('starter');
+    scratch.push(database);
+    const dataDir = folder('echo');
+    const first = await start(database, dataDir, { MODELS_DIR: emptyModelsDir });
+    const apiKey = await claimKey(first.output);
+    const [echo] = await agents(apiKey);
+    expect(echo).toMatchObject({ name: 'Echo (talk to yourself)', engine: 'echo' });
+    // Renamed by its owner: it is still the organization's echo agent.
+    expect((await api(apiKey, `/v1/agents/${echo!.id}`, 'PATCH', { name: 'My echo' })).status).toBe(200);
+    await stop();
+
+    const readmeEnv = { MODELS_DIR: emptyModelsDir, ADMIN_API_KEY: 'sk_local_walkthrough_key_000000', ECHO_AGENT_NUMBER: '+15551230000' };
+    const answers = /echo agent answers this number/;
+    await start(database, dataDir, readmeEnv, answers);
+    await stop();
+    await start(database, dataDir, readmeEnv, answers);
+    expect((await agents(apiKey)).map((agent) => [agent.id, agent.name, agent.engine])).toEqual([[echo!.id, 'My echo', 'echo']]);
+    const numbers = (await api(apiKey, '/v1/phone-numbers')).body.data as { e164: string; agentId: string }[];
+    expect(numbers.map(({ e164, agentId }) => ({ e164, agentId }))).toEqual([{ e164: '+15551230000', agentId: echo!.id }]);
     await stop();
   });
 

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
-import { defaultPublicBaseUrl } from '@switchboard/config';
-import type { DtmfPress } from '@switchboard/simulated-caller';
+import { DEFAULT_PORT, defaultPublicBaseUrl, serverPortOf } from '@switchboard/config';
+import { DEFAULT_REPLY_TAIL_MS, DEFAULT_REPLY_TIMEOUT_MS, type DtmfPress } from '@switchboard/simulated-caller';
 
 /** Everything `npm run call` needs, resolved from flags first, then the environment. */
 export interface CallCommandOptions {
@@ -8,13 +8,16 @@ export interface CallCommandOptions {
   from: string;
   audioPath: string;
   serverUrl: string;
+  /** Where serverUrl came from: --server, this shell's PORT, or the server's default port. */
+  serverUrlFrom: 'flag' | 'PORT' | 'default';
   publicBaseUrl: string;
   authToken: string;
   /** undefined: a fresh AC sid is made up (fine unless the server pins TWILIO_ACCOUNT_SID). */
   accountSid: string | undefined;
   outPath: string;
   receivedOutPath: string | undefined;
-  trailingSilenceMs: number;
+  /** After the caller's audio: wait for the agent's reply to end (the default), or send a fixed silence. */
+  afterAudio: { kind: 'await-reply'; tailMs: number; timeoutMs: number } | { kind: 'trailing-silence'; ms: number };
   dtmf: DtmfPress[];
   statusCallbacks: boolean;
   json: boolean;
@@ -40,13 +43,19 @@ real-time 20 ms frames. Saves what the agent said (what the caller heard) as a W
   --wav <file>                caller audio: WAV at any rate (resampled to 8 kHz) or headerless
                               8 kHz mu-law (.ulaw/.mulaw/.ul), required
   --from <number>             caller id (default +15555550100)
-  --server <url>              where the server listens (default http://127.0.0.1:$PORT or :3000)
+  --server <url>              where the server listens (default http://127.0.0.1:$PORT, PORT read
+                              from this shell as the server reads its own; unset: ${DEFAULT_PORT})
   --public-base-url <url>     PUBLIC_BASE_URL the server signs against (default: env, else the server's own default, http://localhost:<port of --server>)
   --auth-token <token>        default: env TWILIO_AUTH_TOKEN (prefer the env: flags show in ps)
   --account-sid <sid>         default: env TWILIO_ACCOUNT_SID, else a made-up AC sid
   --out <file>                agent audio WAV (default agent.wav)
   --received-out <file>       also save every audio payload received, cleared audio included
-  --trailing-silence-ms <ms>  silence after the audio so the agent can answer (default 1500)
+  --reply-tail-ms <ms>        after the audio, the line stays open (sending silence) until the
+                              agent's reply has played to its end and this much silence followed
+                              (default ${DEFAULT_REPLY_TAIL_MS})
+  --reply-timeout-ms <ms>     the longest that wait lasts, reply or not (default ${DEFAULT_REPLY_TIMEOUT_MS})
+  --trailing-silence-ms <ms>  instead of waiting for the reply: hang up after exactly this much
+                              silence
   --dtmf <keys@ms>            press keys at a time from the start, e.g. 12#@3000 (repeatable)
   --no-status-callbacks       do not POST the signed status callbacks (in-progress at answer,
                               completed at the end) that Twilio sends a number whose status
@@ -75,6 +84,8 @@ export function parseCallCommand(argv: readonly string[], env: NodeJS.ProcessEnv
         out: { type: 'string' },
         'received-out': { type: 'string' },
         'trailing-silence-ms': { type: 'string' },
+        'reply-tail-ms': { type: 'string' },
+        'reply-timeout-ms': { type: 'string' },
         dtmf: { type: 'string', multiple: true },
         'status-callbacks': { type: 'boolean' },
         'no-status-callbacks': { type: 'boolean' },
@@ -93,7 +104,8 @@ export function parseCallCommand(argv: readonly string[], env: NodeJS.ProcessEnv
   for (const [flag, number] of [['--to', to], ['--from', from]] as const) {
     if (!E164.test(number)) throw new CallUsageError(`${flag} must be an E.164 number such as +15550001111, got "${number}"`);
   }
-  const serverUrl = httpUrl(values.server ?? `http://127.0.0.1:${env['PORT'] || 3000}`, '--server');
+  const serverUrlFrom = values.server !== undefined ? 'flag' : env['PORT'] ? 'PORT' : 'default';
+  const serverUrl = httpUrl(values.server ?? `http://127.0.0.1:${localServerPort(env)}`, '--server');
   const publicBaseUrl = httpUrl(values['public-base-url'] ?? (env['PUBLIC_BASE_URL'] || serverDefaultPublicBaseUrl(serverUrl)), '--public-base-url / PUBLIC_BASE_URL');
   const authToken = values['auth-token'] ?? env['TWILIO_AUTH_TOKEN'];
   if (!authToken) throw new CallUsageError('No auth token: set TWILIO_AUTH_TOKEN (the one the server uses) or pass --auth-token');
@@ -109,17 +121,44 @@ export function parseCallCommand(argv: readonly string[], env: NodeJS.ProcessEnv
       from,
       audioPath: required(values.wav, '--wav'),
       serverUrl,
+      serverUrlFrom,
       publicBaseUrl,
       authToken,
       accountSid,
       outPath: values.out ?? 'agent.wav',
       receivedOutPath: values['received-out'],
-      trailingSilenceMs: nonNegativeInteger(values['trailing-silence-ms'] ?? '1500', '--trailing-silence-ms'),
+      afterAudio: afterAudioOf(values),
       dtmf: (values.dtmf ?? []).flatMap(parseDtmfSpec),
       statusCallbacks: !values['no-status-callbacks'],
       json: values.json ?? false,
     },
   };
+}
+
+/** What the caller does once its audio is sent: wait for the reply (default), or a fixed silence. */
+function afterAudioOf(values: { 'trailing-silence-ms'?: string; 'reply-tail-ms'?: string; 'reply-timeout-ms'?: string }): CallCommandOptions['afterAudio'] {
+  const fixed = values['trailing-silence-ms'];
+  if (fixed !== undefined) {
+    if (values['reply-tail-ms'] !== undefined || values['reply-timeout-ms'] !== undefined) {
+      throw new CallUsageError('--trailing-silence-ms replaces the wait for the reply: it cannot go with --reply-tail-ms or --reply-timeout-ms');
+    }
+    return { kind: 'trailing-silence', ms: nonNegativeInteger(fixed, '--trailing-silence-ms') };
+  }
+  const tailMs = nonNegativeInteger(values['reply-tail-ms'] ?? String(DEFAULT_REPLY_TAIL_MS), '--reply-tail-ms');
+  const timeoutMs = nonNegativeInteger(values['reply-timeout-ms'] ?? String(DEFAULT_REPLY_TIMEOUT_MS), '--reply-timeout-ms');
+  if (timeoutMs === 0) throw new CallUsageError('--reply-timeout-ms must be more than 0 (use --trailing-silence-ms 0 to hang up at once)');
+  return { kind: 'await-reply', tailMs, timeoutMs };
+}
+
+/**
+ * The port a server started in a shell with this environment listens on, read as the server reads
+ * PORT (libs/config; the server reads no .env file, so neither does this).
+ */
+function localServerPort(env: NodeJS.ProcessEnv): number {
+  const port = serverPortOf(env);
+  if (port === undefined) throw new CallUsageError(`PORT must be a port number from 1 to 65535, got "${env['PORT']}"`);
+  if (port === 0) throw new CallUsageError('PORT=0 makes the server listen on a free port of its choosing: pass --server with the port it listens on');
+  return port;
 }
 
 /** `12#@3000` -> 1 at 3000 ms, 2 at 3200 ms, # at 3400 ms. */

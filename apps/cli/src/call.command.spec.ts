@@ -65,7 +65,8 @@ describe('npm run call (runCallCommand)', () => {
     expect(text).toMatch(/first echo .*\d+\.\d ms/);
     expect(text).toMatch(/frames sent \/ received\s+\d+ \/ \d+/);
     const json = JSON.parse(stdout[stdout.length - 1] ?? '{}') as Record<string, unknown>;
-    expect(json).toMatchObject({ closedBy: 'caller', framesSent: media.length, protocolErrors: 0 });
+    // --trailing-silence-ms: no wait for the reply to report.
+    expect(json).toMatchObject({ closedBy: 'caller', framesSent: media.length, protocolErrors: 0, replyWait: null });
     expect(text).not.toContain(AUTH_TOKEN);
   });
 
@@ -101,13 +102,28 @@ describe('npm run call (runCallCommand)', () => {
     expect(stderr.join('\n')).not.toContain('some-other-token');
   });
 
-  it('exits 1 with a clear message when the server is unreachable', async () => {
+  it('by default stays on the line until the reply has been heard to its end, and says so', async () => {
+    const input = join(dir, 'caller.wav');
+    await writeFile(input, writeWav({ samples: tone(8000, 300), sampleRate: 8000 }));
+    const argv = ['--to', '+15550002222', '--wav', input, '--server', server.url, '--out', join(dir, 'agent.wav'), '--reply-tail-ms', '200'];
+    expect(await runCallCommand(argv, env(), io)).toBe(0);
+    expect(stdout.join('\n')).toMatch(/Heard the agent's reply to its end, then 0\.20 s of silence \(waited \d+\.\d\d s\)/);
+    // The echo of the whole tone was heard: two thirds of a sine's samples lie above half its peak (1600 of 2400).
+    const agent = readWav(await readFile(join(dir, 'agent.wav')));
+    expect(agent.samples.filter((sample) => Math.abs(sample) > 4000).length).toBeGreaterThan(1500);
+  });
+
+  it('exits 1 with a clear message when the server is unreachable, naming the PORT it dialled', async () => {
     const input = join(dir, 'caller.ulaw');
     await writeFile(input, new Uint8Array(160).fill(0x20));
     const url = server.url;
     await server.stop();
     expect(await runCallCommand(['--to', '+15550002222', '--wav', input, '--server', url], env(), io)).toBe(1);
     expect(stderr.join('\n')).toMatch(/cannot reach the server at http:\/\/127\.0\.0\.1:\d+ .*ECONNREFUSED/);
+    expect(stderr.join('\n')).not.toContain('PORT');
+    const port = new URL(url).port;
+    expect(await runCallCommand(['--to', '+15550002222', '--wav', input], { ...env(), PORT: port }, io)).toBe(1);
+    expect(stderr.join('\n')).toContain(`PORT=${port} in this shell: a server started with another PORT needs the same PORT exported here`);
     server = new LoopbackMediaServer({ authToken: AUTH_TOKEN, publicBaseUrl: PUBLIC_BASE_URL });
     await server.start(); // for afterEach
   });

@@ -1,6 +1,6 @@
 import { writeFile } from 'node:fs/promises';
 import { writeWav } from '@switchboard/audio';
-import { CallResult, placeCall, SimulatedTwilioCall, TwilioCallerError } from '@switchboard/simulated-caller';
+import { placeCall, PlacedCallResult, SimulatedTwilioCall, TwilioCallerError } from '@switchboard/simulated-caller';
 import { CallAudioInputError, CallerAudio, LINE_SAMPLE_RATE, loadCallerAudio } from './call-audio-input';
 import { CALL_USAGE, CallCommandOptions, CallUsageError, parseCallCommand } from './call-options';
 import { formatCallSummary } from './call-summary';
@@ -48,7 +48,7 @@ export async function runCallCommand(
   io.out(`Caller audio: ${options.audioPath}, ${audio.description}, ${(audio.durationMs / 1000).toFixed(2)} s`);
   if (options.accountSid === undefined) io.out('note: TWILIO_ACCOUNT_SID is not set; using a made-up account SID');
 
-  let result: CallResult;
+  let result: PlacedCallResult;
   const stopOnInterrupt = hangUpOnInterrupt();
   try {
     result = await placeCall({
@@ -59,7 +59,9 @@ export async function runCallCommand(
       from: options.from,
       to: options.to,
       audio: audio.mulaw,
-      trailingSilenceMs: options.trailingSilenceMs,
+      ...(options.afterAudio.kind === 'await-reply'
+        ? { awaitReply: { tailMs: options.afterAudio.tailMs, timeoutMs: options.afterAudio.timeoutMs } }
+        : { trailingSilenceMs: options.afterAudio.ms }),
       dtmf: options.dtmf,
       statusCallbacks: options.statusCallbacks,
       onConnected: stopOnInterrupt.watch,
@@ -87,12 +89,14 @@ export async function runCallCommand(
   }
 
   io.out(`Call ${result.callSid} (stream ${result.streamSid}) ended`);
+  const waited = describeReplyWait(result, options);
+  if (waited) io.out(waited);
   io.out(`Agent audio (what the caller heard): ${options.outPath}, ${(result.played.length / LINE_SAMPLE_RATE).toFixed(2)} s`);
   if (options.receivedOutPath) io.out(`Everything received: ${options.receivedOutPath}`);
   io.out('Latency summary:');
   io.out(formatCallSummary(result));
   if (options.json) {
-    io.out(JSON.stringify({ callSid: result.callSid, streamSid: result.streamSid, closedBy: result.closedBy, ...result.latency }));
+    io.out(JSON.stringify({ callSid: result.callSid, streamSid: result.streamSid, closedBy: result.closedBy, replyWait: result.replyWait, ...result.latency }));
   }
   if (result.protocolErrors.length > 0) {
     io.err(`error: the server sent ${result.protocolErrors.length} message(s) Twilio would not accept:`);
@@ -105,7 +109,7 @@ export async function runCallCommand(
 function describeCallFailure(error: TwilioCallerError, options: CallCommandOptions): string {
   switch (error.code) {
     case 'SERVER_UNREACHABLE':
-      return `cannot reach the server at ${options.serverUrl} (${error.message}). Is it running? Start it, or pass --server.`;
+      return `cannot reach the server at ${options.serverUrl} (${error.message}). Is it running? Start it, or pass --server.${portHint(options)}`;
     case 'WEBHOOK_HTTP_ERROR':
     case 'MEDIA_UPGRADE_REJECTED':
       return error.httpStatus === 401 || error.httpStatus === 403
@@ -114,6 +118,26 @@ function describeCallFailure(error: TwilioCallerError, options: CallCommandOptio
     default:
       return error.message;
   }
+}
+
+/** A server started with another PORT is the usual reason: PORT set in its shell is not seen in this one. */
+function portHint(options: CallCommandOptions): string {
+  if (options.serverUrlFrom === 'flag') return '';
+  const port = new URL(options.serverUrl).port;
+  const from = options.serverUrlFrom === 'PORT' ? `PORT=${port} in this shell` : `PORT is not set in this shell, so the server's default port ${port} was dialled`;
+  return ` ${from}: a server started with another PORT needs the same PORT exported here (the server reads its own environment, no .env file).`;
+}
+
+/** How the wait for the agent's reply went (nothing to say with --trailing-silence-ms). */
+function describeReplyWait(result: PlacedCallResult, options: CallCommandOptions): string | undefined {
+  const wait = result.replyWait;
+  if (!wait || options.afterAudio.kind !== 'await-reply') return undefined;
+  const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
+  if (wait.outcome === 'call_closed') return `The server ended the call ${seconds(wait.waitedMs)} after the caller's audio`;
+  if (wait.outcome === 'ended') return `Heard the agent's reply to its end, then ${seconds(options.afterAudio.tailMs)} of silence (waited ${seconds(wait.waitedMs)})`;
+  return wait.replyHeard
+    ? `note: the agent was still talking after ${seconds(options.afterAudio.timeoutMs)} (--reply-timeout-ms); hung up`
+    : `note: no reply from the agent within ${seconds(options.afterAudio.timeoutMs)} (--reply-timeout-ms); hung up`;
 }
 
 /** Ctrl-C hangs up like a caller would (stop + close) so the WAV and summary still come out. */

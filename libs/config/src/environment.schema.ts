@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { parseModelDevices, parseModelPrecisions, type ParsedModelSettings } from './model-devices';
+import { portSetting } from './server-port';
 import { parseTrustProxy } from './trust-proxy';
 import { parseKeyValueList, TRACES_SAMPLERS } from './tracing-config';
 
@@ -53,7 +54,7 @@ const keyValueList = z.string().refine((value) => parseKeyValueList(value) !== u
 export const environmentSchema = z
   .object({
     NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
-    PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+    PORT: portSetting,
     /** The base URL Twilio uses to reach us; signatures are computed over it, never over request headers. */
     PUBLIC_BASE_URL: optionalString(httpUrl),
     TWILIO_ACCOUNT_SID: optionalString(

@@ -37,8 +37,22 @@ describe('InboundLine', () => {
     expect(frames[2]?.bytes.slice(0, 80)).toEqual([...audio.subarray(320, 400)]);
     expect(frames[2]?.bytes.slice(80).every((byte) => byte === MULAW_SILENCE)).toBe(true);
     expect(frames.slice(3).every((frame) => frame.bytes.every((byte) => byte === MULAW_SILENCE))).toBe(true);
-    expect(timing).toEqual({ completed: true, startedAtMs: 20, speechEndedAtMs: 60, endedAtMs: 100 });
+    expect(timing).toEqual({ completed: true, startedAtMs: 20, speechEndedAtMs: 60, audibleEndedAtMs: 60, endedAtMs: 100 });
     expect(speechEnds).toEqual([60]);
+    line.stop();
+  });
+
+  it('tells when the last audible frame went out, before the silence a recording may end with', async () => {
+    const { scheduler, line } = recordingLine();
+    const audio = new Uint8Array(4 * FRAME_BYTES).fill(MULAW_SILENCE);
+    audio.fill(0x10, 0, FRAME_BYTES + 1); // speech into the second frame's first byte
+    line.start(0);
+    const done = line.enqueue(audio);
+    scheduler.runUntil(80);
+    expect(await done).toMatchObject({ startedAtMs: 20, audibleEndedAtMs: 40, speechEndedAtMs: 80 });
+    const silent = line.enqueue(new Uint8Array(FRAME_BYTES).fill(MULAW_SILENCE));
+    scheduler.runUntil(100);
+    expect(await silent).toMatchObject({ audibleEndedAtMs: null, speechEndedAtMs: 100 });
     line.stop();
   });
 

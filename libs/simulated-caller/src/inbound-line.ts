@@ -1,5 +1,6 @@
 import { PacedSender, PacedTick, TimerScheduler } from './paced-sender';
 import { MULAW_SILENCE } from '@switchboard/audio';
+import { lastAudibleIndex } from './audible-mulaw';
 
 /** Twilio sends 20 ms frames: 160 mu-law bytes at 8 kHz. */
 export const FRAME_DURATION_MS = 20;
@@ -24,6 +25,8 @@ export interface UtteranceTiming {
   startedAtMs: number | null;
   /** When the frame carrying the last audio byte was sent; null for an utterance with no audio. */
   speechEndedAtMs: number | null;
+  /** When the frame carrying the last byte that can be heard was sent (audio may end in silence); null when none can. */
+  audibleEndedAtMs: number | null;
   endedAtMs: number | null;
 }
 
@@ -38,6 +41,8 @@ export interface InboundFrameSink {
 interface Utterance {
   audio: Uint8Array;
   audioFrames: number;
+  /** The frame holding the last audible byte, -1 when none. */
+  lastAudibleFrame: number;
   totalFrames: number;
   dtmfByFrame: Map<number, string[]>;
   nextFrame: number;
@@ -105,8 +110,9 @@ export class InboundLine {
       totalFrames = Math.max(totalFrames, frame + 1);
     }
     return new Promise((resolve) => {
-      const timing: UtteranceTiming = { completed: false, startedAtMs: null, speechEndedAtMs: null, endedAtMs: null };
-      const utterance: Utterance = { audio, audioFrames, totalFrames, dtmfByFrame, nextFrame: 0, timing, resolve };
+      const timing: UtteranceTiming = { completed: false, startedAtMs: null, speechEndedAtMs: null, audibleEndedAtMs: null, endedAtMs: null };
+      const lastAudibleFrame = Math.floor(lastAudibleIndex(audio) / FRAME_BYTES);
+      const utterance: Utterance = { audio, audioFrames, lastAudibleFrame, totalFrames, dtmfByFrame, nextFrame: 0, timing, resolve };
       if (totalFrames === 0 || this.stopped) {
         timing.completed = !this.stopped;
         resolve(timing);
@@ -128,6 +134,7 @@ export class InboundLine {
     // Twilio reports a key press between media frames; send it before the frame it falls in.
     for (const digit of utterance.dtmfByFrame.get(frame) ?? []) this.sink.sendDtmf(digit);
     this.sink.sendMedia(this.frameOf(utterance, frame), tick);
+    if (frame === utterance.lastAudibleFrame) utterance.timing.audibleEndedAtMs = sentAtMs;
     if (frame === utterance.audioFrames - 1) {
       utterance.timing.speechEndedAtMs = sentAtMs;
       this.sink.onSpeechEnded?.(sentAtMs);

@@ -4,13 +4,22 @@
  * and drives the end-to-end specs. Written from Twilio's protocol description, it does not import
  * `libs/telephony`, so a protocol bug in the server's own library cannot hide on both sides.
  */
+export { AUDIBLE_LEVEL, lastAudibleIndex } from './audible-mulaw';
 export { CallLatencyTracker, type LatencySummary, type TurnLatency } from './call-latency';
 export type { CallResult } from './call-result';
 export { FRAME_BYTES, FRAME_DURATION_MS, type DtmfPress, type UtteranceOptions, type UtteranceTiming } from './inbound-line';
 export { localMediaUrl } from './media-url';
 export { PacedSender, systemScheduler, type PacedSenderOptions, type PacedTick, type TimerScheduler } from './paced-sender';
-export { placeCall, type PlaceCallOptions } from './place-call';
+export { placeCall, type PlaceCallOptions, type PlacedCallResult } from './place-call';
 export { MULAW_BYTES_PER_MS, PlaybackBuffer, type MarkEcho, type MarkEchoReason } from './playback-buffer';
+export {
+  DEFAULT_REPLY_TAIL_MS,
+  DEFAULT_REPLY_TIMEOUT_MS,
+  waitForReplyEnd,
+  type ReplyWaitOptions,
+  type ReplyWaitResult,
+  type ReplyWatchTarget,
+} from './reply-wait';
 export { SimulatedTwilioCall } from './simulated-call';
 export type {
   CloseInfo,

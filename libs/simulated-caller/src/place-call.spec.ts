@@ -179,6 +179,113 @@ describe('placeCall against a loopback server (real HTTP + WebSocket)', () => {
     expect(result.received.length).toBe(16_000);
   });
 
+  describe('awaitReply: listening until the agent has finished', () => {
+    const REPLY_BYTE = 0x42;
+    /** Seconds of an agent's audible reply, as one payload. */
+    const reply = (bytes: number) => Buffer.from(new Uint8Array(bytes).fill(REPLY_BYTE)).toString('base64');
+    const isSilentFrame = (message: Record<string, any>) =>
+      message['event'] === 'media' && Buffer.from(message['media'].payload, 'base64').every((byte) => byte === MULAW_SILENCE);
+
+    it('hangs up only once a reply in two parts (the second sent when the first was heard) has played to its end', async () => {
+      let replied = false;
+      server = new LoopbackMediaServer({
+        authToken: AUTH_TOKEN,
+        publicBaseUrl: PUBLIC_BASE_URL,
+        echo: false,
+        onMessage: (session, message) => {
+          // The caller's speech is over at its first silent frame: the agent answers, in two sentences.
+          if (!replied && isSilentFrame(message)) {
+            replied = true;
+            session.send({ event: 'media', streamSid: session.streamSid, media: { payload: reply(4000) } });
+            session.send({ event: 'mark', streamSid: session.streamSid, mark: { name: 'first' } });
+          }
+          if (message['event'] === 'mark' && message['mark'].name === 'first') {
+            session.send({ event: 'media', streamSid: session.streamSid, media: { payload: reply(4000) } });
+            session.send({ event: 'mark', streamSid: session.streamSid, mark: { name: 'second' } });
+          }
+        },
+      });
+      await server.start();
+      const result = await placeCall({ ...callOptions(), audio: utterance(800), awaitReply: { tailMs: 200, timeoutMs: 20_000 } });
+
+      expect(result.replyWait).toMatchObject({ outcome: 'ended', replyHeard: true });
+      expect(result.closedBy).toBe('caller');
+      // Every byte of both parts was heard, and both marks came back as played before the hang-up.
+      expect(result.playedMulaw.filter((byte) => byte === REPLY_BYTE)).toHaveLength(8000);
+      expect(result.marksEchoed).toEqual([
+        { name: 'first', reason: 'played' },
+        { name: 'second', reason: 'played' },
+      ]);
+      const messages = server.sessions[0]?.messages ?? [];
+      expect(messages.findIndex((message) => message['event'] === 'stop')).toBeGreaterThan(
+        messages.findIndex((message) => message['event'] === 'mark' && message['mark'].name === 'second'),
+      );
+    });
+
+    it('after a clear (the agent stopped for the caller), waits for the answer that follows it', async () => {
+      let framesSinceClear: number | undefined;
+      server = new LoopbackMediaServer({
+        authToken: AUTH_TOKEN,
+        publicBaseUrl: PUBLIC_BASE_URL,
+        echo: false,
+        onMessage: (session, message) => {
+          if (message['event'] !== 'media') return;
+          // A greeting the caller talked over is cut at once ...
+          if (framesSinceClear === undefined && isSilentFrame(message)) {
+            framesSinceClear = 0;
+            session.send({ event: 'media', streamSid: session.streamSid, media: { payload: reply(8000) } });
+            session.send({ event: 'mark', streamSid: session.streamSid, mark: { name: 'greeting' } });
+            session.send({ event: 'clear', streamSid: session.streamSid });
+            return;
+          }
+          // ... and the answer takes the agent 30 of the caller's frames (600 ms, three times the tail) to start.
+          if (framesSinceClear !== undefined && ++framesSinceClear === 30) {
+            session.send({ event: 'media', streamSid: session.streamSid, media: { payload: reply(2400) } });
+            session.send({ event: 'mark', streamSid: session.streamSid, mark: { name: 'answer' } });
+          }
+        },
+      });
+      await server.start();
+      const result = await placeCall({ ...callOptions(), audio: utterance(800), awaitReply: { tailMs: 200, timeoutMs: 20_000 } });
+      expect(result.replyWait).toMatchObject({ outcome: 'ended', replyHeard: true });
+      expect(result.marksEchoed).toEqual([
+        { name: 'greeting', reason: 'cleared' },
+        { name: 'answer', reason: 'played' },
+      ]);
+    });
+
+    it("ends after an echo's reply although the echo goes on sending the line's silence back", async () => {
+      server = new LoopbackMediaServer({ authToken: AUTH_TOKEN, publicBaseUrl: PUBLIC_BASE_URL });
+      await server.start();
+      const audio = utterance(800);
+      const result = await placeCall({ ...callOptions(), audio, awaitReply: { tailMs: 200, timeoutMs: 20_000 } });
+      expect(result.replyWait).toMatchObject({ outcome: 'ended', replyHeard: true });
+      // The whole echo was heard (frame by frame, with the line's jitter in between).
+      expect(result.playedMulaw.filter((byte) => byte !== MULAW_SILENCE)).toHaveLength(audio.length);
+    });
+
+    it('gives up at timeoutMs on an agent that never stops talking', async () => {
+      server = new LoopbackMediaServer({
+        authToken: AUTH_TOKEN,
+        publicBaseUrl: PUBLIC_BASE_URL,
+        echo: false,
+        onMessage: (session, message) => {
+          if (message['event'] === 'media') session.send({ event: 'media', streamSid: session.streamSid, media: { payload: reply(160) } });
+        },
+      });
+      await server.start();
+      const result = await placeCall({ ...callOptions(), audio: utterance(160), awaitReply: { tailMs: 200, timeoutMs: 500 } });
+      expect(result.replyWait).toMatchObject({ outcome: 'timed_out', replyHeard: true });
+      expect(result.closedBy).toBe('caller');
+    });
+
+    it('refuses a fixed trailing silence and awaitReply together', async () => {
+      server = new LoopbackMediaServer({ authToken: AUTH_TOKEN, publicBaseUrl: PUBLIC_BASE_URL });
+      await server.start();
+      await expect(placeCall({ ...callOptions(), audio: utterance(160), trailingSilenceMs: 100, awaitReply: {} })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+    });
+  });
+
   it('reports a <Say><Hangup/> answer as rejected without opening a media socket', async () => {
     server = new LoopbackMediaServer({
       authToken: AUTH_TOKEN,

@@ -95,4 +95,20 @@ describe('PlaybackBuffer (times in ms from a fake clock starting at 1000)', () =
     expect(due).not.toBeNull();
     expect(buffer.advance(due ?? 0)).toEqual([{ name: 'm', reason: 'played' }]);
   });
+
+  it('knows when the last audible audio will have played: silence the agent sends does not count, a clear cuts it short', () => {
+    const buffer = new PlaybackBuffer(ORIGIN_MS);
+    expect(buffer.lastAudibleArrivalMs).toBeNull();
+    buffer.enqueueAudio(audio(80), ORIGIN_MS + 20); // the buffer ran dry for 20 ms: this plays from +20 to +30
+    buffer.enqueueAudio(new Uint8Array(160).fill(MULAW_SILENCE), ORIGIN_MS + 21);
+    expect(buffer.audibleUntilMs).toBe(ORIGIN_MS + 30);
+    expect(buffer.lastAudibleArrivalMs).toBe(ORIGIN_MS + 20);
+    // Audible bytes then silence in one payload: it ends at its last audible byte.
+    const mixed = new Uint8Array(160).fill(MULAW_SILENCE);
+    mixed.fill(0x10, 0, 40);
+    buffer.enqueueAudio(mixed, ORIGIN_MS + 22);
+    expect(buffer.audibleUntilMs).toBe(ORIGIN_MS + 50 + 5);
+    buffer.clear(ORIGIN_MS + 40);
+    expect(buffer.audibleUntilMs).toBe(ORIGIN_MS + 40);
+  });
 });

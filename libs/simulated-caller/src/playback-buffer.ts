@@ -1,4 +1,5 @@
 import { MULAW_SILENCE } from '@switchboard/audio';
+import { lastAudibleIndex } from './audible-mulaw';
 import { ByteRecorder } from './byte-recorder';
 
 /** mu-law at 8 kHz: one byte per sample. */
@@ -28,6 +29,10 @@ export class PlaybackBuffer {
   private readonly played = new ByteRecorder();
   private queuedBytes = 0;
   private discardedBytes = 0;
+  /** Where the last audible byte queued so far sits on the played timeline (bytes from `originMs`). */
+  private audibleEndByte = 0;
+  private lastAudibleArrival: number | null = null;
+  private lastClear: number | null = null;
 
   constructor(private readonly originMs: number) {}
 
@@ -48,9 +53,30 @@ export class PlaybackBuffer {
     return this.queue.reduce((count, item) => count + (item.kind === 'mark' ? 1 : 0), 0);
   }
 
+  /** When audio that can be heard (see AUDIBLE_LEVEL) last arrived, or null if none has. */
+  get lastAudibleArrivalMs(): number | null {
+    return this.lastAudibleArrival;
+  }
+
+  /** When the last `clear` came (the agent stopped itself: barge-in), or null if none has. */
+  get lastClearMs(): number | null {
+    return this.lastClear;
+  }
+
+  /** When the last audible audio queued so far has played (or was cleared): later, the caller hears only silence. */
+  get audibleUntilMs(): number {
+    return this.originMs + this.audibleEndByte / MULAW_BYTES_PER_MS;
+  }
+
   /** Queues audio (kept by reference: pass a buffer that will not be reused). */
   enqueueAudio(bytes: Uint8Array, nowMs: number): MarkEcho[] {
     const echoes = this.advance(nowMs);
+    const lastAudible = lastAudibleIndex(bytes);
+    if (lastAudible >= 0) {
+      // After advance() the queue starts at the played position, so its end is where `bytes` starts.
+      this.audibleEndByte = this.played.byteLength + this.queuedBytes + lastAudible + 1;
+      this.lastAudibleArrival = nowMs;
+    }
     if (bytes.length > 0) {
       this.queue.push({ kind: 'audio', bytes, offset: 0 });
       this.queuedBytes += bytes.length;
@@ -75,6 +101,8 @@ export class PlaybackBuffer {
     this.discardedBytes += this.queuedBytes;
     this.queue.length = 0;
     this.queuedBytes = 0;
+    this.audibleEndByte = Math.min(this.audibleEndByte, this.played.byteLength);
+    this.lastClear = nowMs;
     return echoes;
   }
 

@@ -6,6 +6,7 @@ import { FRAME_DURATION_MS, InboundLine, UtteranceOptions, UtteranceTiming } fro
 import { joinUrl, localMediaUrl } from './media-url';
 import { openMediaSocket } from './media-socket';
 import { PacedTick } from './paced-sender';
+import { ReplyWaitOptions, ReplyWaitResult, waitForReplyEnd } from './reply-wait';
 import { MarkEcho, PlaybackBuffer } from './playback-buffer';
 import { ByteRecorder } from './byte-recorder';
 import { ParsedTwiml, parseTwiml } from './twiml-parser';
@@ -145,6 +146,15 @@ export class SimulatedTwilioCall extends EventEmitter<SimulatedTwilioCallEvents>
     const timing = await this.line.enqueue(mulaw, options);
     this.utterances.push(timing);
     return timing;
+  }
+
+  /**
+   * Resolves once the agent's reply to what the caller said has been heard to its end, or the wait
+   * timed out, or the server closed the call (see waitForReplyEnd). `afterMs`: when the caller's
+   * last audible audio went out (UtteranceTiming.audibleEndedAtMs).
+   */
+  waitForReplyEnd(afterMs: number, options: ReplyWaitOptions = {}): Promise<ReplyWaitResult> {
+    return waitForReplyEnd({ events: this, playback: () => this.playback, isClosed: () => this.closeInfo !== null }, afterMs, options);
   }
 
   /** Sends a key press now, between media frames. */

@@ -1,6 +1,6 @@
 import { Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import { APP_CONFIG, type AppConfig } from '@switchboard/config';
-import { AgentRepository, ApiKeyRepository, PhoneNumberRepository, type InputJsonValue } from '@switchboard/persistence';
+import { AgentRepository, ApiKeyRepository, PhoneNumberRepository, type AgentRecord, type InputJsonValue } from '@switchboard/persistence';
 import { EspeakProcessPhonemizer, type ModelStatus } from '@switchboard/inference';
 import { PinoLogger } from 'nestjs-pino';
 import { AgentConfigValidator } from '../agents-api/agent-config-validation';
@@ -12,17 +12,20 @@ import { SecretsService } from '../secrets/secrets.service';
 import { planStarterAgent, STARTER_LOCAL_VOICES, STARTER_OPENAI_SECRET_NAME, starterEngineSources, type StarterAgentPlan } from './starter-agents';
 
 export { DEFAULT_ORGANIZATION_NAME };
-export const ECHO_AGENT_NAME = 'Echo (loopback test agent)';
-/** Made on a first run with no agents, so the console has something to talk to at once. */
-export const FIRST_RUN_AGENT_NAME = 'Echo (talk to yourself)';
+/**
+ * The organization's one echo agent, made on a first run with no agents (so the console has
+ * something to talk to at once) or for ECHO_AGENT_NUMBER, whichever comes first; the other reuses it.
+ */
+export const ECHO_AGENT_NAME = 'Echo (talk to yourself)';
 
 const AGENT_PAGE = 100;
 
 /**
  * First-run set-up from the environment: the default organization, its admin key from
  * ADMIN_API_KEY (stored hashed) or else a one-time console sign-in link (either way the start's
- * last line says where the console is: main.ts prints it once listening), and optionally an echo
- * agent bound to ECHO_AGENT_NUMBER. Without ADMIN_API_KEY (the console's first-run path) it also
+ * last line says where the console is: main.ts prints it once listening), and optionally its echo
+ * agent (one per organization, see ensureEchoAgent) bound to ECHO_AGENT_NUMBER. Without
+ * ADMIN_API_KEY (the console's first-run path) it also
  * makes a starter pipeline agent once the deployment has engines for one (pulled local models or
  * OPENAI_API_KEY, or an OpenAI key stored in its vault as openai-api-key), at the first start or any later
  * one while the organization has no pipeline agent: with pulled speech recognition and a pulled LLM it
@@ -56,9 +59,7 @@ export class BootstrapService implements OnApplicationBootstrap {
       const link = await this.firstRun.prepareAnnouncement(organization.id);
       if (!this.config.adminApiKey) {
         const firstRun = link !== undefined && (await this.agents.list({ organizationId: organization.id, limit: 1 })).items.length === 0;
-        if (firstRun) {
-          await this.agents.create({ organizationId: organization.id, name: FIRST_RUN_AGENT_NAME, engine: 'echo', config: {} });
-        }
+        if (firstRun) await this.ensureEchoAgent(organization.id);
         await this.ensureStarterAgent(organization.id, firstRun);
       }
     }
@@ -68,11 +69,21 @@ export class BootstrapService implements OnApplicationBootstrap {
     if (this.config.echoAgentNumber) {
       const route = await this.phoneNumbers.findRouteByE164(this.config.echoAgentNumber);
       if (!route) {
-        const agent = await this.agents.create({ organizationId: organization.id, name: ECHO_AGENT_NAME, engine: 'echo', config: {} });
+        const agent = await this.ensureEchoAgent(organization.id);
         await this.phoneNumbers.upsert({ organizationId: organization.id, e164: this.config.echoAgentNumber, agentId: agent.id });
       }
       this.logger.info({ number: this.config.echoAgentNumber }, 'echo agent answers this number');
     }
+  }
+
+  /**
+   * The organization's echo agent, made if it has none. The engine is the marker: an echo agent has
+   * no settings, so any echo agent of the organization (renamed or not) is this one, and the
+   * first-run path and ECHO_AGENT_NUMBER, in either order and over any number of starts, share it.
+   */
+  private async ensureEchoAgent(organizationId: string): Promise<AgentRecord> {
+    const existing = await this.agents.findOldestByEngine(organizationId, 'echo');
+    return existing ?? this.agents.create({ organizationId, name: ECHO_AGENT_NAME, engine: 'echo', config: {} });
   }
 
   /**
@@ -81,7 +92,7 @@ export class BootstrapService implements OnApplicationBootstrap {
    * when an agent was made or none can be yet.
    */
   private async ensureStarterAgent(organizationId: string, firstRun: boolean): Promise<void> {
-    const echo = `"${FIRST_RUN_AGENT_NAME}" (your own voice back)`;
+    const echo = `"${ECHO_AGENT_NAME}" (your own voice back)`;
     if (await this.hasPipelineAgent(organizationId)) {
       if (firstRun) this.logger.info(`first run: in the console, press Talk next to ${echo}`);
       return;

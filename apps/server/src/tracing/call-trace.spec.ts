@@ -200,6 +200,22 @@ describe('call traces built from the conversation records', () => {
     ]);
   });
 
+  it('keeps a turn open past the greeting said when a caller who spoke first stops: the answer after it ends the turn', async () => {
+    const { session } = startCall();
+    const endOfSpeech = offset();
+    context.recorder.event('turn_ended', { endOfSpeechMs: endOfSpeech, endOfTurnMs: offset() });
+    record({ index: 0, role: 'user', source: 'speech', text: SAID[0]! });
+    record({ index: 1, role: 'assistant', source: 'first_message', text: 'Hello, Acme here.' });
+    await nextTick();
+    record({ index: 2, role: 'assistant', source: 'speech', text: SAID[1]! });
+    context.recorder.turnLatency({ turnIndex: 2, endOfSpeechMs: endOfSpeech, endOfTurnFrameMs: null, endOfTurnMs: null, asrFinalMs: null, llmFirstTokenMs: null, ttsFirstByteMs: null, firstFrameSentMs: null, firstMarkEchoedMs: endOfSpeech + 2400, interruptedAtMs: null });
+    await nextTick();
+    session.close('stream_stopped');
+
+    // The answer's latency lands on the turn: the answer, not the greeting, ended it.
+    expect(spans('turn').map((turn) => [turn.attributes[ATTR.turnIndex], turn.attributes[ATTR.turnOutcome], turn.attributes[ATTR.replyLatencyMs]])).toEqual([[0, 'replied', 2400]]);
+  });
+
   it('ends the call span with the reason even when the agent refuses its config, and records the call for the agent unchanged', () => {
     const refusing = new RecordingAgentEngine();
     refusing.createSession = () => {

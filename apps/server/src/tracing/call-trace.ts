@@ -1,4 +1,5 @@
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span, type Tracer } from '@opentelemetry/api';
+import { isOpeningLine, type TranscriptSource } from '@switchboard/conversation';
 import { ATTR, SPAN } from './span-attributes';
 
 /** What a call span says about its call: identifiers only (no numbers, no config). */
@@ -104,10 +105,11 @@ export class CallTrace {
   }
 
   /** An assistant transcript turn: the current turn's reply was played out, or cut. */
-  assistantTurn(index: number, source: string, startMs: number, interrupted: boolean): void {
+  assistantTurn(index: number, source: TranscriptSource, startMs: number, interrupted: boolean): void {
     const turn = this.liveTurn();
-    // Filler lines are said while the reply's tool runs: part of the turn, not its end.
-    if (!turn || source === 'tool_filler' || (turn.notBeforeMs !== undefined && startMs < turn.notBeforeMs)) return;
+    // Filler lines are said while the reply's tool runs: part of the turn, not its end. Nor is the
+    // opening line said once a caller who spoke first stops: the turn's answer follows it.
+    if (!turn || source === 'tool_filler' || isOpeningLine(source) || (turn.notBeforeMs !== undefined && startMs < turn.notBeforeMs)) return;
     turn.replyIndex = index;
     turn.span.setAttribute(ATTR.interrupted, interrupted);
     this.settle(turn, interrupted ? 'interrupted' : 'replied');

@@ -133,10 +133,19 @@ export abstract class AgentCore<Frame> implements AgentSession {
     if (this.voicemail.startIfDue()) return;
     for (const frame of held.frames) this.deliver(frame);
     const resumeLine = resumeLineOf(this.config, this.context.resumed);
-    if (resumeLine !== undefined) void this.sayLine(resumeLine, 'transfer_return');
-    else if (this.config.firstMessage !== null) void this.sayLine(renderPromptTemplate(this.config.firstMessage, this.variables), 'first_message');
+    const heldAudio = held.frames.length > 0;
+    if (resumeLine !== undefined) this.sayOpeningLine(resumeLine, 'transfer_return', heldAudio);
+    else if (this.config.firstMessage !== null) this.sayOpeningLine(renderPromptTemplate(this.config.firstMessage, this.variables), 'first_message', heldAudio);
     else this.policy.armIdle();
     for (const digits of held.keyInputs) this.onKeyInput(digits);
+  }
+
+  /**
+   * The call's opening line (first message, or the line after a failed warm transfer); `heldAudio`:
+   * caller audio sent while the engines got ready was just delivered, and may still be listened to.
+   */
+  protected sayOpeningLine(text: string, source: TranscriptSource, _heldAudio: boolean): void {
+    void this.sayLine(text, source);
   }
 
   /** Records why the agent cannot go on and ends the call with `agent_error`. */

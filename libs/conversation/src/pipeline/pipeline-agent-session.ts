@@ -8,15 +8,16 @@ import { CallClock } from '../call/call-clock';
 import type { AgentConfig } from '@switchboard/agent-config';
 import { renderPromptTemplate } from '@switchboard/agent-config';
 import { waitUntilPlayed } from '../playback/playback-wait';
-import { voicemailPlaybackOf } from '../playback/voicemail-playback';
-import type { TranscriptSource } from '../records/conversation-records';
+import { isOpeningLine, type TranscriptSource } from '../records/conversation-records';
 import { errorPayload } from '../records/event-payloads';
 import type { ToolAction, ToolRunner } from '../tools/tool-contracts';
 import type { AssistantReply, ReplyEnd } from './assistant-reply';
 import { CallReplies } from './call-replies';
+import { speakClosingWords, speakVoicemail } from './closing-lines';
 import { CallerTurns, roundOrNull, type UserTurnTiming } from './caller-turns';
 import { ConversationHistory } from './conversation-history';
 import { InterruptionDetector } from './interruption-detector';
+import { OpeningLine } from './opening-line';
 import type { PipelineEngines } from './pipeline-engines';
 import { ReplySpeculation } from './reply-speculation';
 import { ReplyTranscript } from './reply-transcript';
@@ -47,6 +48,7 @@ export class PipelineAgentSession extends AgentCore<CallerFrame> {
   private readonly replies: CallReplies;
   private currentReply: AssistantReply | undefined;
   private readonly transcript: ReplyTranscript;
+  private readonly opening: OpeningLine;
 
   constructor(
     context: AgentCallContext,
@@ -58,6 +60,7 @@ export class PipelineAgentSession extends AgentCore<CallerFrame> {
     super(context, config, output);
     // A call taken back after a warm transfer numbers its turns on and remembers what was said.
     this.transcript = new ReplyTranscript(context.recorder, this.clock, context.resumed?.nextTranscriptIndex);
+    this.opening = new OpeningLine({ recorder: context.recorder, transcript: this.transcript });
     this.turns = new CallerTurns(context, config, this.clock, {
       // Every VAD frame also goes to the interruption detector and the speculation's pause timer.
       onFrame: (frame) => {
@@ -88,7 +91,8 @@ export class PipelineAgentSession extends AgentCore<CallerFrame> {
       (speech) => this.onInterruption(speech.startMs, speech.detectedAtMs),
     );
     this.speculation = new ReplySpeculation({
-      mayStart: () => this.turns.callerSpeaking && !this.policy.ending && this.engines?.asr.supportsPartials === true,
+      // Not while the opening line waits: it is said first, and an answer guessed without it would not know it.
+      mayStart: () => this.turns.callerSpeaking && !this.policy.ending && this.engines?.asr.supportsPartials === true && !this.opening.deferred,
       heardMs: () => this.turns.heardMs,
       startHeld: (text) => {
         const history = this.history.fork();
@@ -122,6 +126,7 @@ export class PipelineAgentSession extends AgentCore<CallerFrame> {
   }
 
   protected cutSpeech(): void {
+    this.opening.abandon('max_duration');
     const playing = this.playingReply;
     if (playing) this.interrupt(playing, 'speech');
     else this.currentReply?.cancel();
@@ -131,6 +136,7 @@ export class PipelineAgentSession extends AgentCore<CallerFrame> {
   protected recordSpeechCutByClose(): void {
     const playing = this.playingReply;
     if (playing) this.recordInterruptedReply(playing, 'call_ended', this.clock.nowMs());
+    this.opening.abandon('call_ended');
   }
 
   /** The current reply while the caller hears it (not cancelled, its audio playing). */
@@ -164,17 +170,24 @@ export class PipelineAgentSession extends AgentCore<CallerFrame> {
     this.turns.push(frame.pcm, frame.atMs);
   }
 
+  /** After held caller audio, the opening line waits until the VAD has heard it: the caller may have spoken first. */
+  protected override sayOpeningLine(text: string, source: TranscriptSource, heldAudio: boolean): void {
+    if (!heldAudio) return void this.sayLine(text, source);
+    this.opening.sayOnceCaughtUp({ text, source }, this.engines!.vad.drained(), () => this.turns.callerSpeaking, (line) => void this.sayLine(line.text, line.source));
+  }
+
   // ---- caller speech ------------------------------------------------------------------------
 
   private onSpeechStarted(): void {
     this.policy.callerSpoke();
     this.speculation.speechStarted();
     const reply = this.currentReply;
+    if (!reply || reply.cancelled || reply.hasPlayed) return;
+    reply.cancel();
+    // The opening line is not said over the caller: it waits until they stop.
+    if (this.opening.withdraw(reply)) this.currentReply = undefined;
     // The caller went on talking before the answer was heard: drop it, the next turn answers both.
-    if (reply && !reply.cancelled && !reply.hasPlayed) {
-      reply.cancel();
-      this.context.recorder.event('reply_discarded', { reason: 'caller_resumed_speaking', replyId: reply.id });
-    }
+    else this.context.recorder.event('reply_discarded', { reason: 'caller_resumed_speaking', replyId: reply.id });
   }
 
   private async onTurnEnded(event: TurnEndedEvent, asr: TurnTranscription | undefined, timing: UserTurnTiming): Promise<void> {
@@ -187,6 +200,9 @@ export class PipelineAgentSession extends AgentCore<CallerFrame> {
       this.context.recorder.event('backchannel_ignored', { startMs: timing.startMs, endMs: timing.endOfSpeechMs, speechMs: event.endMs - event.startMs });
       return;
     }
+    const opening = this.opening.takeDeferred();
+    // The caller stopped: the opening line they spoke before is the first thing they hear (an answer waits for it).
+    if (opening) void this.sayLine(opening.text, opening.source);
     if (!asr) return;
     let text: string;
     try {
@@ -222,6 +238,10 @@ export class PipelineAgentSession extends AgentCore<CallerFrame> {
   // ---- replies ------------------------------------------------------------------------------
 
   private async respond(userText: string, timing: UserTurnTiming): Promise<void> {
+    // The caller hears the opening line before any answer.
+    const opening = this.opening.heard();
+    if (opening) await opening;
+    if (this.closed || this.voicemail.active) return;
     this.policy.pauseIdle();
     // The previous reply is still being prepared (its words so far were heard and a tool is running):
     // the caller's new turn replaces it, or both answers would be spoken one after the other.
@@ -251,9 +271,17 @@ export class PipelineAgentSession extends AgentCore<CallerFrame> {
   /** A scripted line (first message, idle prompt, apology); it reaches the history as the caller hears it. */
   protected async sayLine(text: string, source: TranscriptSource): Promise<ReplyEnd> {
     this.policy.pauseIdle();
+    const opening = isOpeningLine(source);
+    // Any other line (the apology for a first turn that failed) comes after the opening line.
+    if (!opening) await this.opening.heard();
+    if (this.closed) return { kind: 'cancelled' };
     const reply = this.startScripted(source);
+    if (opening) this.opening.saying({ text, source }, reply);
     const end = await reply.speakScripted(text);
+    // An opening line the voice failed on holds nothing up: the apology (afterReply) comes next.
+    if (end.kind === 'failed') this.opening.finished(reply);
     await this.afterReply(reply, end, null);
+    this.opening.finished(reply);
     return end;
   }
 
@@ -352,6 +380,7 @@ export class PipelineAgentSession extends AgentCore<CallerFrame> {
     this.policy.markEnding();
     this.speculation.cancel();
     this.turns.dropTurn();
+    this.opening.abandon('voicemail');
     const playing = this.playingReply;
     if (playing) {
       this.stopPlaying(playing, 'voicemail');
@@ -360,23 +389,12 @@ export class PipelineAgentSession extends AgentCore<CallerFrame> {
       this.currentReply?.cancel();
     }
     this.interruptions.setArmed(false);
-    const reply = this.startScripted('voicemail');
-    const end = await reply.speakScripted(text);
-    if (end.kind === 'failed') this.context.recorder.event('tts_error', errorPayload(end.error));
-    if (end.kind === 'completed') await waitUntilPlayed(reply.tracker);
-    const playback = voicemailPlaybackOf(text, reply.tracker, this.closed);
-    if (!this.closed && playback.sentMs > 0) this.transcript.closing(reply, playback.heardInFull ? undefined : reply.tracker.heardTextFrom(0));
-    return playback;
+    return speakVoicemail(this.startScripted('voicemail'), text, { recorder: this.context.recorder, transcript: this.transcript, isClosed: () => this.closed });
   }
 
   protected async sayThenHangUp(text: string, reason: string): Promise<void> {
     this.policy.markEnding();
-    const reply = this.startScripted('closing');
-    const end = await reply.speakScripted(text);
-    if (end.kind === 'completed') {
-      await waitUntilPlayed(reply.tracker);
-      this.transcript.closing(reply);
-    }
+    await speakClosingWords(this.startScripted('closing'), text, this.transcript);
     await this.policy.hangUp(reason);
   }
 }

@@ -62,6 +62,13 @@ export class ReplyTranscript {
     this.recorder.event('assistant_turn_cut', { index, why });
   }
 
+  /** A scripted line never played (see OpeningLine): a turn heard by nobody, and why. */
+  unheard(line: { text: string; source: TranscriptSource }, why: string): void {
+    const now = this.clock.nowMs();
+    const index = this.log.turn('assistant', line.source, line.text, now, now, '');
+    this.recorder.event('assistant_turn_cut', { index, why });
+  }
+
   /** Closing words or a voicemail: what was sent, and what was heard when not all of it. */
   closing(reply: AssistantReply, heardText?: string): void {
     this.log.turn('assistant', this.purposeOf(reply).source, reply.tracker.sentTextFrom(0), this.startOf(reply), this.clock.nowMs(), heardText);

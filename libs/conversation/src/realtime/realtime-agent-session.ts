@@ -15,7 +15,7 @@ import type { VoicemailPlayback } from '../agent/voicemail-drop';
 import { CallClock } from '../call/call-clock';
 import type { AgentConfig } from '@switchboard/agent-config';
 import { renderPromptTemplate } from '@switchboard/agent-config';
-import type { TranscriptSource } from '../records/conversation-records';
+import { isOpeningLine, type TranscriptSource } from '../records/conversation-records';
 import { errorPayload } from '../records/event-payloads';
 import type { ToolRunner } from '../tools/tool-contracts';
 import { AgentSpeech } from './agent-speech';
@@ -65,6 +65,8 @@ export class RealtimeAgentSession extends AgentCore<Uint8Array> {
   /** Caller audio sent to the model so far: the clock its VAD positions (audio_start/end_ms) run on. */
   private inputBytesSent = 0;
   private speechStartedAtMs: number | undefined;
+  /** The model began saying the opening line (its audio reached the call). */
+  private openingSpoken = false;
   private readonly voicemailSpeech: RealtimeVoicemail;
 
   constructor(context: AgentCallContext, config: AgentConfig, output: AgentAudioOutput, deps: RealtimeSessionDeps) {
@@ -85,6 +87,7 @@ export class RealtimeAgentSession extends AgentCore<Uint8Array> {
       lines: this.lines,
       onPlayingChanged: (playing) => this.interruptions?.setArmed(playing),
       onItemStarted: (item) => {
+        if (isOpeningLine(item.source)) this.openingSpoken = true;
         this.policy.pauseIdle();
         this.voicemailSpeech.itemStarted(item);
       },
@@ -166,6 +169,9 @@ export class RealtimeAgentSession extends AgentCore<Uint8Array> {
   protected recordSpeechCutByClose(): void {
     const speaking = this.speech.current;
     if (speaking) this.speech.finish(speaking, true);
+    // An opening line the model never began saying is still part of the call, heard by nobody.
+    const line = this.lines.pending;
+    if (line && isOpeningLine(line.source) && !this.openingSpoken) this.transcript.unheard(line, 'call_ended');
   }
 
   protected releaseEngines(): void {

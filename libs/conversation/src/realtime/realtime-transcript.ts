@@ -22,6 +22,13 @@ export class RealtimeTranscript {
     return index;
   }
 
+  /** A requested line the model never began saying (the call ended first): a turn heard by nobody, and why. */
+  unheard(line: { text: string; source: TranscriptSource }, why: string): void {
+    const now = this.clock.nowMs();
+    const index = this.turn('assistant', line.source, line.text, now, now, '');
+    this.recorder.event('assistant_turn_cut', { index, why });
+  }
+
   /** An assistant item is over (played in full, or cut): its turn and, for a model answer, its waterfall. */
   item(item: SpokenItem, interrupted: boolean): void {
     const index = this.turn('assistant', item.source, spokenTextOf(item), item.firstAudioMs, this.clock.nowMs(), interrupted ? heardTextOf(item) : null);

@@ -22,6 +22,11 @@ export type TranscriptSource =
   | 'voicemail'
   | 'transfer_return';
 
+/** The first message, or the line that takes a call back after a failed warm transfer: the call's opening line. */
+export function isOpeningLine(source: TranscriptSource): boolean {
+  return source === 'first_message' || source === 'transfer_return';
+}
+
 export interface TranscriptTurnRecord {
   /** 0, 1, 2 ... in the order the turns ended. */
   index: number;

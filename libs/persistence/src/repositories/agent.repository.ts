@@ -125,6 +125,17 @@ export class AgentRepository {
     return { items: page.map(toAgentRecord), nextCursor: rows.length > limit && last ? encodeCallCursor(last) : null };
   }
 
+  /** The organization's oldest live agent on `engine`, or null when it has none. */
+  async findOldestByEngine(organizationId: string, engine: AgentEngine): Promise<AgentRecord | null> {
+    if (!isUuid(organizationId)) return null;
+    const agent = await this.prisma.agent.findFirst({
+      where: { organizationId, engine, deletedAt: null },
+      orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+      select: AGENT_SELECT,
+    });
+    return agent ? toAgentRecord(agent) : null;
+  }
+
   /** Renames the organization's agent; null when missing, deleted or another organization's. */
   async rename(organizationId: string, id: string, name: string): Promise<AgentRecord | null> {
     if (name.trim().length === 0) throw invalidInput('Agent name must not be empty');

@@ -219,6 +219,8 @@ export class FakeTts implements TtsEngine {
   /** Every text asked for, in order. */
   readonly texts: string[] = [];
   private readonly failures = new Map<string, EngineError>();
+  /** While set, synthesis started from then on gives no audio until it settles (a slow voice). */
+  stallUntil: Promise<void> | undefined;
 
   /** Synthesis of exactly `text` will fail with `error`. */
   failOn(text: string, error: EngineError): void {
@@ -228,11 +230,13 @@ export class FakeTts implements TtsEngine {
   synthesize(text: string, options: { callId: string; voice?: string; signal?: AbortSignal }): TtsStream {
     this.texts.push(text);
     const failure = this.failures.get(text);
+    const stall = this.stallUntil;
     return new QueuedTtsStream(
       this.sampleRate,
       this.name,
       async (sink) => {
         await Promise.resolve();
+        await stall;
         if (failure) throw failure;
         const total = text.length * TTS_SAMPLES_PER_CHAR;
         for (let sent = 0; sent < total && !sink.signal.aborted; sent += TTS_CHUNK_SAMPLES) {
