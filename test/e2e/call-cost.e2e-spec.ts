@@ -189,7 +189,7 @@ describe('per-call cost ledger (e2e)', () => {
     const { call, callId } = await dialAgent(server, line.number, uniqueE164(), account);
 
     const firstReplyFrame = call.waitForMessage((message) => message.event === 'media', 30_000);
-    await call.streamAudio(speechFixture('hours'), { trailingSilenceMs: 200 });
+    const spoke = await call.streamAudio(speechFixture('hours'), { trailingSilenceMs: 200 });
     await firstReplyFrame;
     // Hang up only once the whole reply was synthesised and reached the caller, so every synthesis
     // completed (a cancelled one is billed differently) and every meter is final.
@@ -209,6 +209,9 @@ describe('per-call cost ledger (e2e)', () => {
       30_000,
     );
     expect(heardAll.syntheses.map((synthesis) => synthesis.input).join(' ')).toBe(replyText);
+    // The reply's audio is paced to real time: its last frame (and the mark after it) may still be
+    // on the way; the caller stays on until it has played the reply to its end.
+    expect((await call.waitForReplyEnd(spoke.audibleEndedAtMs ?? 0, { tailMs: 100, timeoutMs: 20_000 })).outcome).toBe('ended');
     await call.hangup();
     const streamWindowMs = performance.now() - dialledAt;
     const callerBytesSent = call.result().latency.bytesSent;

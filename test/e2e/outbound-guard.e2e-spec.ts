@@ -1,7 +1,8 @@
 import { sineTone } from '@switchboard/audio';
 import { FakeBusinessEndpoint, type FakeChatReply, FakeOpenAiServer, type RecordedRequest } from '@switchboard/testing';
 import { WebhookSubscriptionRepository } from '@switchboard/persistence';
-import { bindAgent, dialAgent, speechFixture } from '../support/conversation-agents';
+import { AGENT_NOT_READY_MESSAGE } from '../../apps/server/src/agents-api/agent-not-ready';
+import { bindAgent, callTo, dialAgent, speechFixture } from '../support/conversation-agents';
 import { createScratchDatabase, type ScratchDatabase } from '../support/database';
 import { storeSecret, storeSigningSecret } from '../support/secrets';
 import { eventually, startTestServer, type TestServer } from '../support/test-server';
@@ -129,7 +130,7 @@ describe('Outbound guard: tenant URLs never reach private addresses (e2e)', () =
     });
   });
 
-  it('lists every problem of a config at once: its shape, its URLs, its secret references and its tool schemas', async () => {
+  it('lists every problem of a config at once: its shape, its URLs and its tool schemas (secrets not stored yet make it not ready, not invalid)', async () => {
     const response = await server.api('/v1/agents', {
       method: 'POST',
       body: {
@@ -144,21 +145,23 @@ describe('Outbound guard: tenant URLs never reach private addresses (e2e)', () =
     });
     expect(response.status).toBe(400);
     expect(response.body.problems.map((problem: { path: string }) => problem.path).sort()).toEqual(
-      ['llm.apiKeySecret', 'llm.baseUrl', 'tools.0.parameters', 'tools.0.signingSecret', 'tools.0.url', 'turn.threshold'].sort(),
+      ['llm.baseUrl', 'tools.0.parameters', 'tools.0.url', 'turn.threshold'].sort(),
     );
   });
 
   describe('refused when the call makes the request (configs written straight into the database)', () => {
     const detailOf = async (callId: string) => (await server.api(`/v1/calls/${callId}`)).body;
 
-    it.each(blocked)('an engine baseUrl on $label: the call ends with an error event that says why', async ({ host, reason }) => {
-      const { number } = await bindAgent(server, { engine: 'pipeline', config: engines({ llm: { provider: 'openai', model: 'gpt-test', baseUrl: `http://${host()}/v1`, apiKeySecret: 'engine-key' } }) });
-      const { call, callId } = await dialAgent(server, number);
-      await withinMs(call.closed, 15_000);
-      const detail = await eventually(() => detailOf(callId), (body) => body.endReason !== null, 10_000);
-      expect(detail.endReason).toBe('agent_error');
-      const error = detail.events.find((event: { type: string; payload: { code?: string } }) => event.type === 'error' && event.payload.code === 'engines_unavailable');
-      expect(error.payload.message).toMatch(new RegExp(`llm\\.baseUrl refused: ${reason.source}`));
+    /** The agent reads not ready for `path`'s URL, and a call to its number is declined before it is answered. */
+    async function declinedAsNotReady(agentId: string, number: string, path: string, reason: RegExp): Promise<void> {
+      const readiness = (await server.api(`/v1/agents/${agentId}`)).body.readiness;
+      expect(readiness.problems).toContainEqual({ path, message: expect.stringMatching(reason) });
+      expect(await callTo(server, number).dial()).toMatchObject({ stream: null, rejected: true, sayText: AGENT_NOT_READY_MESSAGE });
+    }
+
+    it.each(blocked)('an engine baseUrl on $label: the call is declined before it is answered, and the agent says why', async ({ host, reason }) => {
+      const { agentId, number } = await bindAgent(server, { engine: 'pipeline', config: engines({ llm: { provider: 'openai', model: 'gpt-test', baseUrl: `http://${host()}/v1`, apiKeySecret: 'engine-key' } }) });
+      await declinedAsNotReady(agentId, number, 'llm.baseUrl', reason);
     }, 30_000);
 
     it('an engine whose allowed server redirects to 127.0.0.1: the redirect is not followed (nor the key sent there)', async () => {
@@ -175,12 +178,8 @@ describe('Outbound guard: tenant URLs never reach private addresses (e2e)', () =
     }, 30_000);
 
     it.each(blocked)('a realtime url on $label: refused before any socket opens', async ({ host, reason }) => {
-      const { number } = await bindAgent(server, { engine: 'realtime', config: { realtime: { url: `ws://${host()}/v1/realtime`, apiKeySecret: 'engine-key' } } });
-      const { call, callId } = await dialAgent(server, number);
-      await withinMs(call.closed, 15_000);
-      const detail = await eventually(() => detailOf(callId), (body) => body.endReason !== null, 10_000);
-      expect(detail.endReason).toBe('agent_error');
-      expect(JSON.stringify(detail.events)).toMatch(new RegExp(`realtime\\.url refused: ${reason.source}`));
+      const { agentId, number } = await bindAgent(server, { engine: 'realtime', config: { realtime: { url: `ws://${host()}/v1/realtime`, apiKeySecret: 'engine-key' } } });
+      await declinedAsNotReady(agentId, number, 'realtime.url', reason);
     }, 30_000);
 
     it('tool urls on 127.0.0.1, 10.0.0.1 and 169.254.169.254, and an allowed tool endpoint that redirects there: no request reaches them', async () => {
@@ -233,17 +232,6 @@ describe('Outbound guard: tenant URLs never reach private addresses (e2e)', () =
     }, 40_000);
   });
 });
-
-/** Resolves with `promise`, or fails the test after `ms`. */
-async function withinMs<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`not within ${ms} ms`)), ms)));
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 async function defaultOrganizationId(server: TestServer): Promise<string> {
   return (await server.api('/v1/organization')).body.id as string;

@@ -6,7 +6,7 @@ import type { PinoLogger } from 'nestjs-pino';
 import { TenantOutbound } from '../outbound/outbound-guard.provider';
 import { WEBHOOK_DELIVERY_CONCURRENCY, WEBHOOK_DELIVERY_PER_ORGANIZATION, WEBHOOK_DELIVERY_PER_SUBSCRIPTION, WebhookDeliveryWorker } from './webhook-delivery.worker';
 
-const silentLogger = { setContext: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined } as unknown as PinoLogger;
+const silentLogger = { setContext: () => undefined, debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined } as unknown as PinoLogger;
 
 /**
  * The queue, in memory, honouring the fairness the worker asks for (the SQL that does the same in
