@@ -143,9 +143,9 @@ export const environmentSchema = z
     /**
      * How far ahead of the caller's playback the agent's speech is sent (ms of audio). The rest waits
      * in the server, so a barge-in's clear drops it there and an agent that talks faster than real
-     * time cannot flood the caller's buffer. At least two 20 ms frames.
+     * time cannot flood the caller's buffer. At least 150 ms: three of the pacer's 50 ms beats.
      */
-    OUTBOUND_AUDIO_LEAD_MS: z.coerce.number().int().min(40).max(10_000).default(500),
+    OUTBOUND_AUDIO_LEAD_MS: z.coerce.number().int().min(150).max(10_000).default(500),
     /** Live calls (inbound + outbound) one organization may have at once, unless the organization sets its own. */
     MAX_CONCURRENT_CALLS_PER_ORG: z.coerce.number().int().min(0).max(100_000).default(20),
     /**
