@@ -1,4 +1,4 @@
-import { OutboundFrames, OutboundPacer, OutstandingMarks, type OutboundFrameSink, type OutboundPacingOptions } from '@switchboard/telephony';
+import { OutboundFrames, OutstandingMarks, type OutboundPacingOptions } from '@switchboard/telephony';
 import type { PcmSink } from './web-call-audio';
 import { WEB_CALL_BYTES_PER_MS, WEB_CALL_FRAME_BYTES } from './web-call-protocol';
 
@@ -45,8 +45,6 @@ export class WebCallSession implements PcmSink {
     protocolErrors: 0,
   };
   private readonly outbound: OutboundFrames;
-  /** Holds frames (and the marks between them) the browser's playback is not ready for; absent: everything goes out at once. */
-  private readonly pacer: OutboundPacer | undefined;
   private readonly marks = new OutstandingMarks();
   private open = true;
   private outboundObserver: { frameSent(pcm16k: Int16Array): void; cleared(): void } | undefined;
@@ -56,26 +54,29 @@ export class WebCallSession implements PcmSink {
     private readonly onNeverSentMark: (name: string) => void,
     pacing?: Omit<OutboundPacingOptions, 'bytesPerMs'>,
   ) {
-    const wire: OutboundFrameSink = {
-      sendFrame: (frame) => {
-        this.transport.sendBinary(frame);
-        this.counters.framesOut += 1;
-        this.counters.audioBytesOut += frame.length;
-        if (this.outboundObserver) this.outboundObserver.frameSent(pcmView(frame));
+    this.outbound = new OutboundFrames(
+      WEB_CALL_FRAME_BYTES,
+      {
+        sendFrame: (frame) => {
+          this.transport.sendBinary(frame);
+          this.counters.framesOut += 1;
+          this.counters.audioBytesOut += frame.length;
+          if (this.outboundObserver) this.outboundObserver.frameSent(pcmView(frame));
+        },
+        sendMark: (name, positionBytes) => {
+          this.transport.sendText(JSON.stringify({ type: 'mark', name }));
+          this.marks.add(name, positionBytes);
+          this.counters.marksSent += 1;
+        },
       },
-      sendMark: (name, positionBytes) => {
-        this.transport.sendText(JSON.stringify({ type: 'mark', name }));
-        this.marks.add(name, positionBytes);
-        this.counters.marksSent += 1;
-      },
-    };
-    this.pacer = pacing && new OutboundPacer(wire, { ...pacing, bytesPerMs: WEB_CALL_BYTES_PER_MS });
-    this.outbound = new OutboundFrames(WEB_CALL_FRAME_BYTES, this.pacer ?? wire, 0);
+      0,
+      pacing && { ...pacing, bytesPerMs: WEB_CALL_BYTES_PER_MS },
+    );
   }
 
   /** Whole frames waiting for the browser's playback to make room, in ms of audio (0 when not paced). */
   get waitingOutboundMs(): number {
-    return this.pacer?.waitingMs ?? 0;
+    return this.outbound.waitingMs;
   }
 
   sendPcm(pcm16k: Int16Array): void {
@@ -94,10 +95,8 @@ export class WebCallSession implements PcmSink {
 
   clear(): void {
     if (!this.open) return;
-    // What waits in the pacer is older than the framer's partial frame, and so are its marks.
-    const neverSent = [...(this.pacer?.discard() ?? []), ...this.outbound.discard()];
+    const neverSent = this.outbound.discard();
     this.transport.sendText('{"type":"clear"}');
-    this.pacer?.peerCleared();
     this.marks.markAllCleared();
     for (const name of neverSent) this.marks.addNeverSent(name);
     this.counters.clearsSent += 1;
@@ -124,7 +123,6 @@ export class WebCallSession implements PcmSink {
   /** The socket is gone: nothing more is sent. */
   close(): void {
     this.open = false;
-    this.pacer?.discard();
     this.outbound.discard();
   }
 }

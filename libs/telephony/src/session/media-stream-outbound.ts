@@ -1,8 +1,8 @@
 // The outbound half of a media stream: agent audio cut into whole frames, marks placed on them, and clears.
 import { buildClearMessage, buildMarkMessage, buildMediaMessage, MULAW_FRAME_BYTES } from '../messages/outbound-messages';
 import type { MediaStreamCounters, MediaStreamTransport } from './media-stream-events';
-import { OutboundFrames, type OutboundFrameSink } from './outbound-frames';
-import { OutboundPacer, type OutboundPacingOptions } from './outbound-pacer';
+import { OutboundFrames } from './outbound-frames';
+import type { OutboundPacingOptions } from './outbound-pacer';
 import type { OutstandingMarks } from './outstanding-marks';
 
 /**
@@ -23,8 +23,6 @@ export interface OutboundAudioObserver {
 export class MediaStreamOutbound {
   /** Twilio wants outbound media in whole 160-byte frames; the remainder (and marks placed in it) waits for more audio. */
   private readonly frames: OutboundFrames;
-  /** Holds frames (and the marks between them) the caller's playback is not ready for; absent: everything goes out at once. */
-  private readonly pacer: OutboundPacer | undefined;
   private observer: OutboundAudioObserver | undefined;
 
   constructor(
@@ -39,13 +37,13 @@ export class MediaStreamOutbound {
     if (!Number.isInteger(frameBytes) || frameBytes <= 0 || frameBytes % MULAW_FRAME_BYTES !== 0) {
       throw new RangeError(`outboundFrameBytes must be a positive multiple of ${MULAW_FRAME_BYTES}, got ${frameBytes}`);
     }
-    const wire: OutboundFrameSink = {
-      sendFrame: (frame) => this.sendFrame(frame),
-      sendMark: (name, positionBytes) => this.sendMarkNow(name, positionBytes),
-    };
-    // mu-law 8 kHz: 8 bytes per millisecond.
-    this.pacer = pacing && new OutboundPacer(wire, { ...pacing, bytesPerMs: MULAW_FRAME_BYTES / 20 });
-    this.frames = new OutboundFrames(frameBytes, this.pacer ?? wire);
+    this.frames = new OutboundFrames(
+      frameBytes,
+      { sendFrame: (frame) => this.sendFrame(frame), sendMark: (name, positionBytes) => this.sendMarkNow(name, positionBytes) },
+      undefined,
+      // mu-law 8 kHz: 8 bytes per millisecond.
+      pacing && { ...pacing, bytesPerMs: MULAW_FRAME_BYTES / 20 },
+    );
   }
 
   /** Names of marks waiting for the frame that completes the pending remainder, oldest first. */
@@ -60,7 +58,7 @@ export class MediaStreamOutbound {
 
   /** Whole frames waiting for the caller's playback to make room (ms of audio; 0 when not paced). */
   get waitingMs(): number {
-    return this.pacer?.waitingMs ?? 0;
+    return this.frames.waitingMs;
   }
 
   /** Full frames go out now; the remainder waits for more audio. Copied before this returns. */
@@ -80,10 +78,8 @@ export class MediaStreamOutbound {
 
   /** Barge-in: see MediaStreamSession.clear(). */
   clear(): void {
-    // What waits in the pacer is older than the framer's partial frame, and so are its marks.
-    const neverSent = [...(this.pacer?.discard() ?? []), ...this.frames.discard()];
+    const neverSent = this.frames.discard();
     this.transport.send(buildClearMessage(this.streamSid()));
-    this.pacer?.peerCleared();
     this.marks.markAllCleared();
     for (const name of neverSent) this.marks.addNeverSent(name);
     this.stats.marksNeverSent += neverSent.length;
@@ -93,7 +89,6 @@ export class MediaStreamOutbound {
 
   /** Drops the held-back remainder, what waits for its time, and their marks without telling Twilio (the stream is over). */
   discard(): void {
-    this.pacer?.discard();
     this.frames.discard();
   }
 

@@ -1,4 +1,5 @@
 import { FrameChunker, MULAW_SILENCE } from '@switchboard/audio';
+import { OutboundPacer, type OutboundPacingOptions } from './outbound-pacer';
 
 /** Where whole frames and marks go, in wire order. */
 export interface OutboundFrameSink {
@@ -25,19 +26,31 @@ export class OutboundFrames {
   private readonly framer: FrameChunker<Uint8Array>;
   private deferred: DeferredMark[] = [];
   private bytesFramed = 0;
+  private readonly sink: OutboundFrameSink;
+  /** Holds whole frames (and the marks between them) the peer's playback is not ready for; absent: everything goes out at once. */
+  private readonly pacer: OutboundPacer | undefined;
 
   constructor(
     frameBytes: number,
-    private readonly sink: OutboundFrameSink,
+    wire: OutboundFrameSink,
     /** The byte that is silence in this encoding: mu-law's 0xFF by default, 0 for PCM16. */
     padValue: number = MULAW_SILENCE,
+    /** Send no faster than the peer plays, at most `maxLeadMs` ahead (see OutboundPacer). */
+    pacing?: OutboundPacingOptions,
   ) {
+    this.pacer = pacing && new OutboundPacer(wire, pacing);
+    this.sink = this.pacer ?? wire;
     this.framer = new FrameChunker<Uint8Array>(Uint8Array, { frameLength: frameBytes, padValue, onFrame: (frame) => this.onFrame(frame) });
   }
 
   /** Bytes waiting for a whole frame. */
   get pendingBytes(): number {
     return this.framer.pendingLength;
+  }
+
+  /** Whole frames waiting for the peer's playback to make room, in ms of audio (0 when not paced). */
+  get waitingMs(): number {
+    return this.pacer?.waitingMs ?? 0;
   }
 
   /** Names of marks waiting for their frame, oldest first. */
@@ -61,10 +74,16 @@ export class OutboundFrames {
     return this.framer.flush('pad');
   }
 
-  /** Drops the partial frame and the deferred marks (barge-in, stream over); returns the marks' names, oldest first. */
+  /**
+   * Drops what waits for its time, the partial frame and the deferred marks (barge-in, stream over),
+   * and starts the peer's playback clock again (its buffer was cleared or is gone). Returns the
+   * marks' names, oldest first: those that waited for their time are older than the partial frame's.
+   */
   discard(): string[] {
+    const paced = this.pacer?.discard() ?? [];
+    this.pacer?.peerCleared();
     this.framer.discard();
-    const names = this.deferredMarks;
+    const names = [...paced, ...this.deferredMarks];
     this.deferred = [];
     return names;
   }
