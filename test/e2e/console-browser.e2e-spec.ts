@@ -261,10 +261,9 @@ describe('the console in Chromium: first-run link, agents form, read-only key (e
     // Appears while live, without a reload.
     await page.locator(`tr[data-call-id="${callId}"]`).getByText('(live)').waitFor({ timeout: 15_000 });
     await screenshot(page, 'calls-live');
-    const reply = call.waitForMessage((message) => message.event === 'media', 20_000);
-    await call.streamAudio(speechFixture('hours'), { trailingSilenceMs: 200 });
-    await reply;
-    await new Promise((resolve) => setTimeout(resolve, 2_000)); // let the reply play, so its first mark comes back
+    const spoke = await call.streamAudio(speechFixture('hours'), { trailingSilenceMs: 200 });
+    // The caller stays on until the reply (paced to real time) has played to its end, however long that takes here.
+    expect((await call.waitForReplyEnd(spoke.audibleEndedAtMs ?? 0, { tailMs: 100, timeoutMs: 20_000 })).outcome).toBe('ended');
     await call.hangup();
     // As Twilio does after the caller hangs up: the final status callback.
     await call.sendStatusCallback('completed');
