@@ -108,7 +108,7 @@ describe('documentation walkthroughs run as written (e2e: bash in a clone-like c
   let runner: ReadmeRunner;
 
   beforeAll(async () => {
-    checkout = cloneLikeCheckout(PROJECT_ROOT);
+    checkout = cloneLikeCheckout(PROJECT_ROOT, { withBuild: true });
     workDir = mkdtempSync(join(tmpdir(), 'switchboard-readme-shell-'));
     dataDir = mkdtempSync(join(tmpdir(), 'switchboard-readme-data-'));
     // An empty database of its own: the server migrates it at start-up, as on a first run.

@@ -44,7 +44,7 @@ export function describeFailure(outcome: BlockOutcome, why: string): string {
  * already installed: node_modules is linked and the generated Prisma client is copied, which is what
  * `npm ci` would have left. Uncommitted changes are included (they are what is being tested).
  */
-export function cloneLikeCheckout(projectRoot: string): string {
+export function cloneLikeCheckout(projectRoot: string, options: { withBuild?: boolean } = {}): string {
   const checkout = mkdtempSync(join(tmpdir(), 'switchboard-readme-'));
   cpSync(projectRoot, checkout, {
     recursive: true,
@@ -54,6 +54,10 @@ export function cloneLikeCheckout(projectRoot: string): string {
     },
   });
   symlinkSync(join(projectRoot, 'node_modules'), join(checkout, 'node_modules'), 'dir');
+  // withBuild: the build the test run made of these same sources (test/support/global-setup.ts runs
+  // `npm start`'s build step on a fresh clone), with its stamp, so the walkthrough's `npm start` finds
+  // it up to date as on a clone that was started once, instead of spending a minute building it again.
+  if (options.withBuild) cpSync(join(projectRoot, 'dist'), join(checkout, 'dist'), { recursive: true });
   return checkout;
 }
 
