@@ -26,7 +26,7 @@ const CONTROLLER_PERSISTENCE_IMPORTS = {
 const TEST_CODE = ['test/**/*.ts', 'libs/testing/**/*.ts', '**/*.spec.ts', '**/*.e2e-spec.ts', '**/*.test-support.ts', 'apps/cli/src/bench/**/*.ts', 'apps/cli/src/models/build-stand-in-models.ts'];
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'libs/persistence/src/generated/**', 'coverage/**', '*.mjs', '*.js', 'apps/console/vite.config.mjs', 'apps/cli/build-if-changed.mjs', 'apps/console/public/**'] },
+  { ignores: ['dist/**', 'node_modules/**', 'libs/persistence/src/generated/**', 'coverage/**', '*.mjs', '*.js', 'apps/console/vite.config.mjs', 'apps/cli/build-if-changed.mjs', 'test/support/longest-first-sequencer.cjs', 'test/support/record-spec-durations.mjs', 'apps/console/public/**'] },
   ...tseslint.configs.recommendedTypeChecked,
   {
     languageOptions: {

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import type { Config } from 'jest';
 
 // Path aliases mirror tsconfig.json "paths"; keep the two in step.
@@ -70,12 +71,14 @@ const config: Config = {
   // stalls and lost echo frames. This bound makes Jest run the files in a worker process and start a
   // fresh one whenever a file leaves it above the bound (about every 50 files here).
   workerIdleMemoryLimit: '700MB',
-  // One test file per core. Jest's default (cores - 1) ran every file one after another on this
-  // 2-core machine, while most of an e2e file's time is spent waiting: on audio paced in real time,
-  // on a spawned server, on a browser. Two files at a time took npm test from about 22 to 8.5
-  // minutes here, and the specs wait for events, not durations, so a busier machine slows them
-  // without failing them.
-  maxWorkers: '100%',
+  // One test file more than there are cores. Most of an e2e file's time is spent waiting: on audio
+  // paced in real time, on a spawned server, on a browser. Two files at a time took npm test from
+  // about 22 to 13 minutes on this 2-core machine, three to about 10 (the CPU was 68 % busy with two,
+  // 80 % with three). The specs wait for events, not durations, so a busier machine slows them
+  // without failing them. Capped so a many-core laptop does not start a dozen servers at once.
+  maxWorkers: Math.min(availableParallelism() + 1, 6),
+  // The longest files first (test/support/longest-first-sequencer.cjs says why).
+  testSequencer: '<rootDir>/test/support/longest-first-sequencer.cjs',
   projects: [
     // Unit specs live next to the code they test, and run under Jest's 5 s default: a unit test that
     // needs longer is either slow on purpose (named below) or stuck.
