@@ -4,7 +4,7 @@ import { OutboundPacer } from './outbound-pacer';
 import { PacingTicker } from './pacing-ticker';
 
 /** A clock the test moves, and a ticker whose beats the test calls (its own timer never fires in time). */
-function pacedWire(maxLeadMs = 100) {
+function pacedWire(maxLeadMs = 100, refillMs?: number) {
   let nowMs = 1000;
   const ticker = new PacingTicker(1_000_000);
   const sent: string[] = [];
@@ -12,7 +12,7 @@ function pacedWire(maxLeadMs = 100) {
     sendFrame: (bytes) => sent.push(`f${bytes[0]}`),
     sendMark: (name, position) => sent.push(`m:${name}@${position}`),
   };
-  const pacer = new OutboundPacer(wire, { maxLeadMs, bytesPerMs: 8, now: () => nowMs, ticker });
+  const pacer = new OutboundPacer(wire, { maxLeadMs, bytesPerMs: 8, now: () => nowMs, ticker, refillMs });
   return {
     pacer,
     ticker,
@@ -25,7 +25,7 @@ function pacedWire(maxLeadMs = 100) {
 }
 
 describe('OutboundPacer: the agent speaks at most the lead ahead of the caller', () => {
-  it('sends the first frames at once, up to the lead, and the rest as playback makes room', () => {
+  it('sends the first frames at once, up to the lead, and the rest in refills as playback makes room', () => {
     const { pacer, ticker, sent, advance } = pacedWire(100);
     for (let i = 1; i <= 8; i++) pacer.sendFrame(frame(i));
     // 100 ms of lead holds five 20 ms frames: they leave at once (no added latency), three wait.
@@ -33,14 +33,30 @@ describe('OutboundPacer: the agent speaks at most the lead ahead of the caller',
     expect(pacer.waitingMs).toBe(60);
     expect(pacer.leadMs).toBe(100);
     expect(ticker.size).toBe(1);
-    advance(19);
+    // Topped up once the lead is down to its refill point (the refill is at most half the lead), then
+    // with as much as fits, in one go: a write per refill, not one per frame.
+    advance(49);
     expect(sent).toHaveLength(5);
     advance(1);
-    expect(sent).toEqual(['f1', 'f2', 'f3', 'f4', 'f5', 'f6']);
-    advance(40);
+    expect(sent.slice(5)).toEqual(['f6', 'f7']);
+    expect(pacer.leadMs).toBe(90);
+    advance(39);
+    expect(sent).toHaveLength(7);
+    advance(1);
     expect(sent.slice(5)).toEqual(['f6', 'f7', 'f8']);
     expect(pacer.waitingMs).toBe(0);
     expect(ticker.size).toBe(0);
+  });
+
+  it('with refillMs 0, sends each waiting frame as soon as it fits', () => {
+    const { pacer, sent, advance } = pacedWire(100, 0);
+    for (let i = 1; i <= 8; i++) pacer.sendFrame(frame(i));
+    advance(19);
+    expect(sent).toHaveLength(5);
+    advance(1);
+    expect(sent.slice(5)).toEqual(['f6']);
+    advance(40);
+    expect(sent.slice(5)).toEqual(['f6', 'f7', 'f8']);
   });
 
   it('keeps a waiting frame intact although the framer reuses its buffer', () => {

@@ -7,12 +7,13 @@ export interface PacedSender {
 }
 
 /**
- * How often waiting audio is looked at. Each beat sends a call what its lead allows in one corked
- * socket write: a short beat costs a write per call per beat (at 250 calls a 10 ms beat was 25 000
- * writes a second and doubled reply latency on a saturated machine), a long one must stay well under
- * the lead or the peer's buffer runs dry between beats (OUTBOUND_AUDIO_LEAD_MS is at least 150 ms).
+ * How often waiting audio is looked at. A beat only checks each waiting call's lead (a clock read and
+ * a comparison); a call is written to when its lead has fallen to its refill point (OutboundPacer's
+ * refillMs), so writes are per refill, not per beat, and they fall at each call's own phase. The beat
+ * bounds how late a refill can be: it must stay well under the lead less the refill, or the peer's
+ * buffer runs dry (OUTBOUND_AUDIO_LEAD_MS is at least 150 ms, the refill at most half of it).
  */
-export const PACING_BEAT_MS = 50;
+export const PACING_BEAT_MS = 10;
 
 /**
  * One timer for every paced call in the process, running only while some call has audio waiting:
