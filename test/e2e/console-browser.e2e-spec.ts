@@ -611,14 +611,14 @@ describe('the console in Chromium: first-run link, agents form, read-only key (e
       await page.getByRole('button', { name: 'Start call' }).click();
       // The reason the call recorded, not a socket close code; the meters are off.
       const end = page.getByTestId('talk-end');
-      await end.getByText(/^Error \(unavailable\): Realtime connection failed: connect ECONNREFUSED/).waitFor({ timeout: 30_000 });
+      await end.getByText(/^Error \(realtime connect failed\): Realtime connection failed: connect ECONNREFUSED/).waitFor({ timeout: 30_000 });
       await expect(page.getByTestId('talk-state').textContent()).resolves.toBe('failed');
       await expect(page.getByTestId('agent-level').textContent()).resolves.toContain('off');
       await screenshot(page, 'talk-error');
       await end.getByRole('link', { name: "See the call's page" }).click();
       await page.getByTestId('call-failure').getByText(/Realtime connection failed: connect ECONNREFUSED/).waitFor();
       await page.getByTestId('call-status').filter({ hasText: 'error — agent error (agent_error)' }).waitFor();
-      await expect(page.getByTestId('events').locator('tr.error[data-event-type="error"] summary').textContent()).resolves.toMatch(/^Error \(unavailable\): Realtime connection failed/);
+      await expect(page.getByTestId('events').locator('tr.error[data-event-type="error"] summary').textContent()).resolves.toMatch(/^Error \(realtime connect failed\): Realtime connection failed/);
       // In the list it is an error, not "completed".
       const callId = page.url().split('/').at(-1) as string;
       await page.getByRole('link', { name: 'Calls', exact: true }).click();

@@ -152,7 +152,10 @@ export abstract class AgentCore<Frame> implements AgentSession {
   protected fail(code: string, error: unknown): void {
     if (this.closed) return;
     this.held = undefined;
-    this.context.recorder.event('error', { code, ...errorPayload(error) });
+    // The agent's code says what failed (realtime_connect_failed, vad_failed, ...); an engine
+    // error's own code (unavailable, timeout, ...) says why, and is kept beside it as engineCode.
+    const { code: engineCode, ...detail } = errorPayload(error);
+    this.context.recorder.event('error', { ...detail, code, ...(engineCode === undefined ? {} : { engineCode }) });
     this.context.endCall('agent_error');
   }
 

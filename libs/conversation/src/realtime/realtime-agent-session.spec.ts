@@ -5,6 +5,7 @@
 import { ScriptedVad, gate, settle } from '@switchboard/testing';
 import { FailingVad, useRealtimeCalls } from '../../../testing/src/conversation/realtime-call';
 import { ScriptedSpeechEngine } from '@switchboard/testing';
+import { EngineError } from '@switchboard/inference';
 
 describe('RealtimeAgentSession', () => {
   const startCall = useRealtimeCalls();
@@ -171,6 +172,17 @@ describe('RealtimeAgentSession', () => {
       await c.talk(20);
       expect(c.endReasons).toEqual(['agent_error']);
       expect(c.eventsOf('error')).toEqual([expect.objectContaining({ code: 'realtime_connect_slow' })]);
+    });
+
+    it("ends the call when the model cannot be reached: the error event's code says what failed, engineCode why", async () => {
+      const refused = new ScriptedSpeechEngine();
+      refused.connect = () => Promise.reject(new EngineError('openai-realtime', 'unavailable', 'connect ECONNREFUSED 127.0.0.1:9', true));
+      const c = await startCall({ engine: Promise.resolve(refused) });
+      await settle();
+      expect(c.endReasons).toEqual(['agent_error']);
+      expect(c.eventsOf('error')).toEqual([
+        { code: 'realtime_connect_failed', engineCode: 'unavailable', engine: 'openai-realtime', message: 'connect ECONNREFUSED 127.0.0.1:9', retryable: true },
+      ]);
     });
   });
 });
