@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freeLoopbackPort } from '@switchboard/testing';
 import { LIVE_FEEDS_PER_ORGANIZATION } from '../../apps/server/src/calls/live-call-feed.service';
+import { type ApiAnswer, apiRequest, type ApiRequestInit } from '../support/api-request';
 import { BuiltServer } from '../support/built-server';
 
 /**
@@ -16,11 +17,6 @@ const KEY_LIMIT = 80;
 const ORGANIZATION_LIMIT = 120;
 const MAX_KEYS = 50;
 
-interface Answer {
-  status: number;
-  body: any;
-}
-
 describe('Organization caps across WORKERS=2 (e2e, the server in its own processes)', () => {
   let baseUrl: string;
   let dataDir: string;
@@ -28,7 +24,7 @@ describe('Organization caps across WORKERS=2 (e2e, the server in its own process
   let requestNumber = 0;
 
   /** A request on a connection of its own (no keep-alive): node:cluster hands each new connection to the next worker. */
-  function onNewConnection(path: string, apiKey: string, requestId: string): Promise<Answer> {
+  function onNewConnection(path: string, apiKey: string, requestId: string): Promise<ApiAnswer> {
     return new Promise((resolve, reject) => {
       const req = httpRequest(`${baseUrl}${path}`, { agent: false, headers: { authorization: `Bearer ${apiKey}`, 'x-request-id': requestId } }, (res) => {
         // An admitted feed never ends by itself: its status is the answer.
@@ -56,15 +52,7 @@ describe('Organization caps across WORKERS=2 (e2e, the server in its own process
     return (JSON.parse(line) as { pid: number }).pid;
   }
 
-  async function api(path: string, apiKey: string, init: { method?: string; body?: unknown } = {}): Promise<Answer> {
-    const response = await fetch(`${baseUrl}${path}`, {
-      method: init.method ?? 'GET',
-      headers: { authorization: `Bearer ${apiKey}`, ...(init.body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: init.body === undefined ? undefined : JSON.stringify(init.body),
-    });
-    const text = await response.text();
-    return { status: response.status, body: text.length > 0 ? JSON.parse(text) : undefined };
-  }
+  const api = (path: string, apiKey: string, init: Omit<ApiRequestInit, 'apiKey'> = {}) => apiRequest(baseUrl, path, { ...init, apiKey });
 
   async function newOrganization(name: string): Promise<{ id: string; adminKey: string }> {
     const created = await api('/v1/organizations', OPERATOR_KEY, { method: 'POST', body: { name: `${name}-${Date.now()}` } });
@@ -96,14 +84,7 @@ describe('Organization caps across WORKERS=2 (e2e, the server in its own process
   }, 180_000);
 
   afterAll(async () => {
-    if (server?.child.exitCode === null) {
-      let timer: NodeJS.Timeout | undefined;
-      const exited = new Promise((resolve) => server.child.once('exit', resolve));
-      server.child.kill('SIGTERM');
-      await Promise.race([exited, new Promise((resolve) => (timer = setTimeout(resolve, 15_000)))]);
-      clearTimeout(timer);
-      if (server.child.exitCode === null) server.child.kill('SIGKILL');
-    }
+    await server?.stop(15_000);
     rmSync(dataDir, { recursive: true, force: true });
   }, 30_000);
 
@@ -130,7 +111,7 @@ describe('Organization caps across WORKERS=2 (e2e, the server in its own process
 
       feeds.shift()?.abort();
       // The worker that held it releases the lease once it sees the connection close; then any worker admits one more.
-      let reopened: Answer | undefined;
+      let reopened: ApiAnswer | undefined;
       for (let attempt = 0; attempt < 50 && reopened?.status !== 200; attempt++) {
         const aborted = new AbortController();
         const response = await fetch(`${baseUrl}/v1/calls/live`, { headers: { authorization: `Bearer ${org.adminKey}` }, signal: aborted.signal });
@@ -170,7 +151,7 @@ describe('Organization caps across WORKERS=2 (e2e, the server in its own process
     expect(second.status).toBe(201);
     const secondKey = second.body.key as string;
 
-    const spend = async (apiKey: string): Promise<{ allowed: number; refusal: Answer }> => {
+    const spend = async (apiKey: string): Promise<{ allowed: number; refusal: ApiAnswer }> => {
       for (let allowed = 0; allowed <= ORGANIZATION_LIMIT; allowed++) {
         const answer = await api('/v1/agents', apiKey);
         if (answer.status !== 200) return { allowed, refusal: answer };

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { readWav } from '@switchboard/audio';
 import { SimulatedTwilioCall } from '@switchboard/simulated-caller';
 import { FakeOpenAiServer, freeLoopbackPort } from '@switchboard/testing';
+import { apiRequest, type ApiRequestInit } from '../support/api-request';
 import { BuiltServer } from '../support/built-server';
 import { speechFixture, toneSpeechFor } from '../support/conversation-agents';
 import { eventually } from '../support/eventually';
@@ -81,15 +82,7 @@ describe('Outbound speech paced to real time and bounded by maxReplyMs (e2e, the
   let model: EndlessModel;
   let engines: FakeOpenAiServer;
 
-  async function api(path: string, init: { method?: string; body?: unknown } = {}): Promise<{ status: number; body: any }> {
-    const response = await fetch(`${baseUrl}${path}`, {
-      method: init.method ?? 'GET',
-      headers: { authorization: `Bearer ${ADMIN_KEY}`, ...(init.body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: init.body === undefined ? undefined : JSON.stringify(init.body),
-    });
-    const text = await response.text();
-    return { status: response.status, body: text.length > 0 ? JSON.parse(text) : undefined };
-  }
+  const api = (path: string, init: Omit<ApiRequestInit, 'apiKey'> = {}) => apiRequest(baseUrl, path, { ...init, apiKey: ADMIN_KEY });
 
   async function createAgent(name: string): Promise<string> {
     const created = await api('/v1/agents', {
@@ -146,17 +139,7 @@ describe('Outbound speech paced to real time and bounded by maxReplyMs (e2e, the
   }, 180_000);
 
   afterAll(async () => {
-    if (server?.child.exitCode === null) {
-      let timer: NodeJS.Timeout | undefined;
-      const exited = new Promise((resolve) => server.child.once('exit', resolve));
-      server.child.kill('SIGTERM');
-      const outcome = await Promise.race([exited.then(() => 'exited'), new Promise((resolve) => (timer = setTimeout(resolve, 20_000, 'still running')))]);
-      clearTimeout(timer);
-      if (outcome !== 'exited') {
-        server.child.kill('SIGKILL');
-        throw new Error(`the server did not stop within 20 s of SIGTERM:\n${server.output.slice(-3000)}`);
-      }
-    }
+    if (server && !(await server.stop(20_000))) throw new Error(`the server did not stop within 20 s of SIGTERM:\n${server.output.slice(-3000)}`);
     await Promise.all([model?.close(), engines?.close()]);
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   }, 30_000);

@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readWav } from '@switchboard/audio';
 import { FakeOpenAiServer, freeLoopbackPort } from '@switchboard/testing';
+import { apiRequest, type ApiRequestInit } from '../support/api-request';
 import { BuiltServer } from '../support/built-server';
 import { toneSpeechFor } from '../support/conversation-agents';
 import { eventually } from '../support/eventually';
@@ -63,15 +64,7 @@ describe('npm run call hears a long pipeline reply to its end (e2e, the built se
   let port: number;
   let baseUrl: string;
 
-  async function api(path: string, init: { method?: string; body?: unknown } = {}): Promise<{ status: number; body: any }> {
-    const response = await fetch(`${baseUrl}${path}`, {
-      method: init.method ?? 'GET',
-      headers: { authorization: `Bearer ${ADMIN_KEY}`, ...(init.body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: init.body === undefined ? undefined : JSON.stringify(init.body),
-    });
-    const text = await response.text();
-    return { status: response.status, body: text.length > 0 ? JSON.parse(text) : undefined };
-  }
+  const api = (path: string, init: Omit<ApiRequestInit, 'apiKey'> = {}) => apiRequest(baseUrl, path, { ...init, apiKey: ADMIN_KEY });
 
   beforeAll(async () => {
     engines = await FakeOpenAiServer.start({

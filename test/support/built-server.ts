@@ -93,6 +93,21 @@ export class BuiltServer {
     });
   }
 
+  /**
+   * SIGTERM, as an operator stops it, then up to `graceMs` for it to drain and exit; past that,
+   * SIGKILL. Resolves true when it exited within the grace (or had already), false when killed.
+   */
+  async stop(graceMs: number): Promise<boolean> {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return true;
+    let timer: NodeJS.Timeout | undefined;
+    const exited = new Promise<boolean>((resolve) => this.child.once('exit', () => resolve(true)));
+    this.child.kill('SIGTERM');
+    const graceful = await Promise.race([exited, new Promise<boolean>((resolve) => (timer = setTimeout(resolve, graceMs, false)))]);
+    clearTimeout(timer);
+    if (!graceful) this.child.kill('SIGKILL');
+    return graceful;
+  }
+
   /** Everything the server printed so far, stdout and stderr interleaved as they arrived. */
   get output(): string {
     return this.printed;

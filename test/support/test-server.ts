@@ -8,6 +8,7 @@ import { loadAppConfig } from '@switchboard/config';
 import { type CallResult, placeCall, type PlaceCallOptions } from '@switchboard/simulated-caller';
 import type { DestinationStream } from 'pino';
 import { createServerApp } from '../../apps/server/src/server-app';
+import { apiRequest } from './api-request';
 import { testDatabaseUrl, uniqueE164 } from './database';
 
 // Specs import it from here beside the server; it lives apart so specs without a server use it too.
@@ -115,18 +116,7 @@ export async function startTestServer(
     echoNumber,
     callEcho: (options) =>
       placeCall({ from: '+15550001111', awaitEchoMs: 5_000, ...options, serverUrl, publicBaseUrl, authToken, accountSid, to: echoNumber }),
-    api: async (path, init = {}) => {
-      const apiKey = init.apiKey === undefined ? adminApiKey : init.apiKey;
-      const headers: Record<string, string> = apiKey === null ? {} : { authorization: `Bearer ${apiKey}` };
-      if (init.body !== undefined) headers['content-type'] = 'application/json';
-      const response = await fetch(`${serverUrl}${path}`, {
-        method: init.method ?? 'GET',
-        headers,
-        body: init.body === undefined ? undefined : JSON.stringify(init.body),
-      });
-      const text = await response.text();
-      return { status: response.status, body: text ? JSON.parse(text) : undefined };
-    },
+    api: (path, init = {}) => apiRequest(serverUrl, path, { ...init, apiKey: init.apiKey === undefined ? adminApiKey : init.apiKey }),
     close: async () => {
       await app.close();
       rmSync(recordingsDir, { recursive: true, force: true });
