@@ -6,7 +6,6 @@
  * and the saved WAV holds all of its audio. The caller speaks at once, so the agent's greeting meets
  * a caller who speaks first: it must reach the transcript, not vanish.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +13,7 @@ import { readWav } from '@switchboard/audio';
 import { FakeOpenAiServer, freeLoopbackPort } from '@switchboard/testing';
 import { apiRequest, type ApiRequestInit } from '../support/api-request';
 import { BuiltServer } from '../support/built-server';
+import { runCallCommand } from '../support/call-command';
 import { toneSpeechFor } from '../support/conversation-agents';
 import { eventually } from '../support/eventually';
 
@@ -30,21 +30,6 @@ const ANSWER = [
   'On Sundays and public holidays the office stays closed all day.',
 ];
 const ANSWER_MS = toneSpeechFor(ANSWER.join('')).length / 24;
-
-/** The command `npm run call` runs, in a process of its own; resolves with its exit code and output. */
-function runCaller(args: string[], env: Record<string, string>): Promise<{ code: number | null; output: string }> {
-  const inherited = { ...process.env };
-  delete inherited['PUBLIC_BASE_URL'];
-  delete inherited['PORT'];
-  const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', 'apps/cli/src/call.command.ts', ...args], {
-    env: { ...inherited, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  return new Promise((resolve) => child.on('exit', (code) => resolve({ code, output })));
-}
 
 /** Milliseconds of `samples` (8 kHz) in 20 ms windows loud enough to be the agent's voice (the tone is at -12 dBFS). */
 function audibleMs(samples: Int16Array): number {
@@ -115,7 +100,7 @@ describe('npm run call hears a long pipeline reply to its end (e2e, the built se
   it('stays on the line until the answer has played in full, and the greeting the caller spoke over is in the transcript', async () => {
     expect(ANSWER_MS).toBeGreaterThan(5_000);
     const out = join(dataDir, 'agent.wav');
-    const caller = await runCaller(['--to', NUMBER, '--wav', 'test/fixtures/speech/hours.16k.wav', '--out', out], { TWILIO_AUTH_TOKEN: AUTH_TOKEN, PORT: String(port) });
+    const caller = await runCallCommand(['--to', NUMBER, '--wav', 'test/fixtures/speech/hours.16k.wav', '--out', out], { TWILIO_AUTH_TOKEN: AUTH_TOKEN, PORT: String(port) });
     expect(caller.output).toMatch(/Heard the agent's reply to its end/);
     expect(caller.code).toBe(0);
 

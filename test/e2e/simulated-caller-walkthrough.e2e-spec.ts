@@ -5,32 +5,18 @@
  * else. The caller must sign for the URL the server checks against, or the voice webhook answers
  * 403 invalid_twilio_signature and the walkthrough fails for every new user.
  */
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freeLoopbackPort } from '@switchboard/testing';
 import { BuiltServer } from '../support/built-server';
+import { runCallCommand } from '../support/call-command';
 
 jest.setTimeout(180_000);
 
 const AUTH_TOKEN = '0123456789abcdef0123456789abcdef';
 const ECHO_NUMBER = '+15551230000';
 const ADMIN_API_KEY = 'sk_local_walkthrough_key_000000';
-
-/** `npm run call -- …` with this environment; resolves with its exit code and what it printed. */
-function runCaller(args: string[], env: Record<string, string>): Promise<{ code: number | null; output: string }> {
-  const inherited = { ...process.env };
-  delete inherited['PUBLIC_BASE_URL'];
-  const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', 'apps/cli/src/call.command.ts', ...args], {
-    env: { ...inherited, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  return new Promise((resolve) => child.on('exit', (code) => resolve({ code, output })));
-}
 
 describe('README walkthrough: the simulated caller against a server on its defaults (e2e, two processes)', () => {
   let server: BuiltServer;
@@ -62,7 +48,7 @@ describe('README walkthrough: the simulated caller against a server on its defau
 
   it('places the call with only the token set, gets the echo back, and the call is listed by the API', async () => {
     const out = join(dataDir, 'agent.wav');
-    const caller = await runCaller(['--to', ECHO_NUMBER, '--wav', 'test/fixtures/speech/hours.16k.wav', '--out', out], {
+    const caller = await runCallCommand(['--to', ECHO_NUMBER, '--wav', 'test/fixtures/speech/hours.16k.wav', '--out', out], {
       TWILIO_AUTH_TOKEN: AUTH_TOKEN,
       PORT: String(port),
     });
