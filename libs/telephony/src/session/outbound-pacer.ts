@@ -23,9 +23,9 @@ export interface OutboundPacingOptions {
 
 /**
  * How far the lead falls before a paced call is topped up. Each call's refills fall at its own phase
- * (set by when its reply started), so at 250 calls the process writes to about a tenth of them every
- * 10 ms instead of to all of them at once on a shared beat: on a saturated 2-core machine the
- * synchronised beat (every call's write in one timer callback) doubled reply latency at 250 calls.
+ * (set by when its reply started), so a 50 ms beat writes to about half the waiting calls instead of
+ * to all of them: on a saturated 2-core machine a write to every waiting call on every beat doubled
+ * reply latency at 250 calls.
  */
 export const DEFAULT_REFILL_MS = 100;
 
